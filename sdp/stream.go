@@ -1,0 +1,133 @@
+package sdp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+)
+
+// DefaultMaxFrameSize is the maximum frame size of a Reader created with a
+// non-positive maximum: room for the largest ResourceFrame with margin for
+// a long Hello sender or Ack detail.
+const DefaultMaxFrameSize = 2 << 20
+
+// Reader reads frames one after another from a stream. It reuses one
+// buffer, grown only after a frame's declared length has passed the maximum
+// frame size. A Reader is not safe for concurrent use.
+type Reader struct {
+	r      io.Reader
+	max    int // maximum frame size, header included
+	header [HeaderSize]byte
+	buf    []byte
+	err    error // sticky: after a failure the stream is out of step
+}
+
+// NewReader returns a Reader of r that refuses frames over maxFrameSize
+// bytes, header included. A non-positive maxFrameSize means
+// DefaultMaxFrameSize; one beyond HeaderSize+MaxValueSize is lowered to it.
+func NewReader(r io.Reader, maxFrameSize int) *Reader {
+	if maxFrameSize <= 0 {
+		maxFrameSize = DefaultMaxFrameSize
+	}
+	maxFrameSize = min(maxFrameSize, HeaderSize+MaxValueSize)
+	return &Reader{r: r, max: maxFrameSize}
+}
+
+// Next reads the next frame and returns its header and payload. The payload
+// is valid until the next call. At a clean end of stream, between frames,
+// Next returns io.EOF; a stream that ends inside a frame gives an error
+// matching both ErrUnexpectedEnd and io.ErrUnexpectedEOF. A frame over the
+// maximum size gives ErrTooLarge before its payload is read. Any error is
+// final: later calls return it again.
+func (r *Reader) Next() (Header, []byte, error) {
+	if r.err != nil {
+		return Header{}, nil, r.err
+	}
+	h, payload, err := r.next()
+	if err != nil {
+		r.err = err
+		return Header{}, nil, err
+	}
+	return h, payload, nil
+}
+
+func (r *Reader) next() (Header, []byte, error) {
+	if _, err := io.ReadFull(r.r, r.header[:]); err != nil {
+		if err == io.EOF {
+			return Header{}, nil, io.EOF
+		}
+		return Header{}, nil, readError(err, "frame header")
+	}
+	h, err := ParseHeader(r.header[:])
+	if err != nil {
+		return Header{}, nil, err
+	}
+	if uint64(h.Length) > uint64(r.max-HeaderSize) {
+		return Header{}, nil, fmt.Errorf("%w: frame of %d bytes over the maximum of %d", ErrTooLarge, uint64(h.Length)+HeaderSize, r.max)
+	}
+	n := int(h.Length)
+	if cap(r.buf) < n {
+		// Grow geometrically so rising sizes do not reallocate every frame,
+		// but never past what a valid frame may need.
+		r.buf = make([]byte, max(n, min(2*cap(r.buf), r.max-HeaderSize)))
+	}
+	payload := r.buf[:n:n]
+	if _, err := io.ReadFull(r.r, payload); err != nil {
+		return Header{}, nil, readError(err, "frame payload")
+	}
+	return h, payload, nil
+}
+
+// readError maps a short read inside a frame to ErrUnexpectedEnd.
+func readError(err error, what string) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: stream ended inside the %s: %w", ErrUnexpectedEnd, what, io.ErrUnexpectedEOF)
+	}
+	return fmt.Errorf("sdp: reading %s: %w", what, err)
+}
+
+// Writer writes whole frames to a stream. It does not buffer: wrap the
+// stream in a bufio.Writer to coalesce small frames. A Writer is not safe
+// for concurrent use.
+type Writer struct {
+	w      io.Writer
+	header [ResourceHeaderSize]byte
+	bufs   [2][]byte
+}
+
+// NewWriter returns a Writer to w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// WriteFrame writes frame, which must be exactly one complete encoded
+// frame: anything else would put the stream out of step with its reader.
+func (w *Writer) WriteFrame(frame []byte) error {
+	h, err := ParseHeader(frame)
+	if err != nil {
+		return err
+	}
+	if uint64(len(frame)) != HeaderSize+uint64(h.Length) {
+		return fmt.Errorf("%w: buffer of %d bytes holds a frame of %d", ErrInvalidData, len(frame), HeaderSize+uint64(h.Length))
+	}
+	if _, err := w.w.Write(frame); err != nil {
+		return fmt.Errorf("sdp: writing frame: %w", err)
+	}
+	return nil
+}
+
+// WriteResourceFrame encodes and writes f without copying f.OTLP: a net.Conn
+// receives the header and the payload in one vectored write.
+func (w *Writer) WriteResourceFrame(f *ResourceFrame) error {
+	header, err := f.AppendHeader(w.header[:0])
+	if err != nil {
+		return err
+	}
+	w.bufs = [2][]byte{header, f.OTLP}
+	bufs := net.Buffers(w.bufs[:])
+	_, err = bufs.WriteTo(w.w)
+	w.bufs = [2][]byte{} // do not keep the caller's payload reachable
+	if err != nil {
+		return fmt.Errorf("sdp: writing frame: %w", err)
+	}
+	return nil
+}
