@@ -94,6 +94,7 @@ type Writer struct {
 	w      io.Writer
 	header [ResourceHeaderSize]byte
 	bufs   [2][]byte
+	vec    net.Buffers // over bufs; a field so the vectored write does not allocate
 }
 
 // NewWriter returns a Writer to w.
@@ -123,9 +124,9 @@ func (w *Writer) WriteResourceFrame(f *ResourceFrame) error {
 		return err
 	}
 	w.bufs = [2][]byte{header, f.OTLP}
-	bufs := net.Buffers(w.bufs[:])
-	_, err = bufs.WriteTo(w.w)
-	w.bufs = [2][]byte{} // do not keep the caller's payload reachable
+	w.vec = w.bufs[:]
+	_, err = w.vec.WriteTo(w.w)
+	w.bufs, w.vec = [2][]byte{}, nil // do not keep the caller's payload reachable
 	if err != nil {
 		return fmt.Errorf("sdp: writing frame: %w", err)
 	}
