@@ -1,0 +1,699 @@
+package transport
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/otelcol-sdp/otelcol-sdp/sdp"
+)
+
+// Defaults for zero fields of ClientSettings.
+const (
+	DefaultQueueBytes     = 64 << 20
+	DefaultDialTimeout    = 5 * time.Second
+	DefaultInitialBackoff = 100 * time.Millisecond
+	DefaultMaxBackoff     = 10 * time.Second
+	DefaultWriteTimeout   = 10 * time.Second
+	DefaultAckTimeout     = 30 * time.Second
+)
+
+const (
+	// maxAckFrameBytes bounds what the client reads from a sidecar: an Ack
+	// is a few bytes plus its detail.
+	maxAckFrameBytes = 64 << 10
+	// maxWriteBytes bounds the frames coalesced into one vectored write, so
+	// one write's deadline covers a bounded amount of data.
+	maxWriteBytes  = 1 << 20
+	maxWriteFrames = 256
+)
+
+// Frame is one frame to send.
+type Frame struct {
+	// Bytes is one complete encoded ResourceFrame. The client owns it from
+	// Send until the frame settles: it rewrites the sequence in place each
+	// time it writes the frame.
+	Bytes []byte
+	// Items is the number of spans, data points or log records in the
+	// frame, for the Observer and the undelivered count.
+	Items int
+}
+
+// ClientSettings configures a Client. Zero durations and sizes take the
+// Default values.
+type ClientSettings struct {
+	// Endpoint is the sidecar's endpoint (see ParseEndpoint).
+	Endpoint string
+	// Sender is the stable identity written in every Hello.
+	Sender string
+	// Shard is the shard this client carries; ShardCount the number of
+	// shards the sender routes across. Shard must be below ShardCount.
+	Shard, ShardCount uint32
+	// QueueBytes bounds the bytes of frames held: queued plus in flight
+	// until acknowledged.
+	QueueBytes int
+	// DialTimeout bounds one connection attempt.
+	DialTimeout time.Duration
+	// InitialBackoff and MaxBackoff bound the jittered exponential waits
+	// between connection attempts and before sending frames again after an
+	// Ack with status retry.
+	InitialBackoff, MaxBackoff time.Duration
+	// WriteTimeout bounds each write; a sidecar that stops reading for
+	// longer loses its connection and the frames are sent again on a new
+	// one.
+	WriteTimeout time.Duration
+	// AckTimeout recycles a connection on which frames are in flight but
+	// no Ack has arrived for this long.
+	AckTimeout time.Duration
+	// Logger receives connection changes, rejections and shutdown losses;
+	// nil logs nothing.
+	Logger *zap.Logger
+	// Observer is told about frames, acks and connections; nil is allowed.
+	Observer Observer
+}
+
+// Client sends one shard's frames to its sidecar with at-least-once
+// delivery. Create it with NewClient, call Start once, and Shutdown when
+// done. Send and QueuedBytes are safe for concurrent use.
+type Client struct {
+	set      ClientSettings
+	network  string
+	address  string
+	hello    []byte
+	log      *zap.Logger
+	obs      Observer
+	ctx      context.Context // cancelled when the connection loop must stop
+	cancel   context.CancelFunc
+	wake     chan struct{} // capacity 1: the writer has something to look at
+	drained  chan struct{} // closed once closing and nothing is held
+	done     chan struct{} // closed when the connection loop has returned
+	shutdown chan struct{} // closed when Shutdown has finished
+
+	mu           sync.Mutex
+	pending      fifo // not written on the current connection, in Send order
+	inflight     fifo // written on the current connection, by sequence
+	held         int  // bytes of pending and in-flight frames
+	nextID       uint64
+	seq          uint64   // last sequence written on the current connection
+	conn         net.Conn // current connection; nil between connections
+	started      bool
+	closing      bool
+	drainedShut  bool
+	lastProgress time.Time // last Ack that settled frames, or when frames went in flight
+	retryAt      time.Time // after an Ack asked to retry: no writes before this
+	retries      int       // consecutive Acks asking to retry
+	acked        bool      // an Ack arrived on the current connection
+}
+
+// entry is one held frame.
+type entry struct {
+	frame []byte
+	items int
+	id    uint64 // Send order, kept when frames return to the queue
+	seq   uint64 // sequence on the current connection while in flight
+	sent  bool   // handed to a connection before: the next write is a retransmission
+	batch *batch
+}
+
+// batch is the frames of one Send with a settled callback.
+type batch struct {
+	remaining int
+	err       error
+	settled   func(error)
+}
+
+// NewClient validates s and returns a Client that has not started.
+func NewClient(s ClientSettings) (*Client, error) {
+	network, address, err := ParseEndpoint(s.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	if network == "tcp" {
+		if _, port, _ := net.SplitHostPort(address); port == "0" {
+			return nil, invalidEndpoint(s.Endpoint, "a client needs a port other than 0")
+		}
+	}
+	if s.ShardCount == 0 || s.Shard >= s.ShardCount {
+		return nil, fmt.Errorf("transport: shard %d is not below shard count %d", s.Shard, s.ShardCount)
+	}
+	for _, v := range []struct {
+		name string
+		val  time.Duration
+	}{{"DialTimeout", s.DialTimeout}, {"InitialBackoff", s.InitialBackoff}, {"MaxBackoff", s.MaxBackoff}, {"WriteTimeout", s.WriteTimeout}, {"AckTimeout", s.AckTimeout}} {
+		if v.val < 0 {
+			return nil, fmt.Errorf("transport: %s is negative (%v)", v.name, v.val)
+		}
+	}
+	if s.QueueBytes < 0 {
+		return nil, fmt.Errorf("transport: QueueBytes is negative (%d)", s.QueueBytes)
+	}
+	s.QueueBytes = orDefault(s.QueueBytes, DefaultQueueBytes)
+	s.DialTimeout = orDefault(s.DialTimeout, DefaultDialTimeout)
+	s.InitialBackoff = orDefault(s.InitialBackoff, DefaultInitialBackoff)
+	s.MaxBackoff = orDefault(s.MaxBackoff, DefaultMaxBackoff)
+	s.MaxBackoff = max(s.MaxBackoff, s.InitialBackoff)
+	s.WriteTimeout = orDefault(s.WriteTimeout, DefaultWriteTimeout)
+	s.AckTimeout = orDefault(s.AckTimeout, DefaultAckTimeout)
+
+	hello := sdp.Hello{ProtocolVersion: sdp.ProtocolVersion, Sender: s.Sender, Shard: s.Shard, ShardCount: s.ShardCount}
+	helloFrame, err := hello.AppendFrame(nil)
+	if err != nil {
+		return nil, fmt.Errorf("transport: encoding Hello: %w", err)
+	}
+	c := &Client{
+		set:      s,
+		network:  network,
+		address:  address,
+		hello:    helloFrame,
+		log:      s.Logger,
+		obs:      s.Observer,
+		wake:     make(chan struct{}, 1),
+		drained:  make(chan struct{}),
+		done:     make(chan struct{}),
+		shutdown: make(chan struct{}),
+	}
+	if c.log == nil {
+		c.log = zap.NewNop()
+	}
+	c.log = c.log.With(zap.String("endpoint", s.Endpoint), zap.Uint32("shard", s.Shard))
+	if c.obs == nil {
+		c.obs = nopObserver{}
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c, nil
+}
+
+func orDefault[T cmp.Ordered](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Start starts the goroutine that connects and sends. Calls after the
+// first, or after Shutdown, do nothing.
+func (c *Client) Start() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started || c.closing {
+		return
+	}
+	c.started = true
+	go c.run()
+}
+
+// Send queues frames as a whole or not at all. It returns ErrQueueFull at
+// once when they do not fit next to the frames already held (retry later),
+// ErrExceedsQueue when they are larger than the whole queue, ErrClosed after
+// Shutdown began, and an error wrapping ErrInvalidFrame when a frame is not
+// one encoded ResourceFrame. On success the client owns the frames' bytes.
+//
+// settled, if not nil, is called once when every frame has settled: with nil
+// when all were accepted, with an error wrapping ErrRejected when the
+// sidecar refused any, or wrapping ErrUndelivered when Shutdown gave up on
+// any. It is called from the client's goroutines (or from Send itself when
+// frames is empty) and must not block.
+func (c *Client) Send(frames []Frame, settled func(error)) error {
+	size := 0
+	for i, f := range frames {
+		if err := checkFrame(f.Bytes); err != nil {
+			return fmt.Errorf("frame %d: %w", i, err)
+		}
+		size += len(f.Bytes)
+	}
+	if size > c.set.QueueBytes {
+		return fmt.Errorf("%w: %d bytes in one Send, the queue holds %d", ErrExceedsQueue, size, c.set.QueueBytes)
+	}
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	if len(frames) == 0 {
+		c.mu.Unlock()
+		if settled != nil {
+			settled(nil)
+		}
+		return nil
+	}
+	if c.held+size > c.set.QueueBytes {
+		c.mu.Unlock()
+		return ErrQueueFull
+	}
+	var b *batch
+	if settled != nil {
+		b = &batch{remaining: len(frames), settled: settled}
+	}
+	entries := make([]entry, len(frames))
+	for i, f := range frames {
+		c.nextID++
+		entries[i] = entry{frame: f.Bytes, items: f.Items, id: c.nextID, batch: b}
+		c.pending.push(&entries[i])
+	}
+	c.held += size
+	c.mu.Unlock()
+	c.signal()
+	return nil
+}
+
+// checkFrame accepts exactly one complete encoded ResourceFrame.
+func checkFrame(b []byte) error {
+	h, err := sdp.ParseHeader(b)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidFrame, err)
+	}
+	if h.Type != sdp.TypeResourceFrame {
+		return fmt.Errorf("%w: type %d is not a ResourceFrame", ErrInvalidFrame, h.Type)
+	}
+	if uint64(len(b)) != sdp.HeaderSize+uint64(h.Length) {
+		return fmt.Errorf("%w: %d bytes hold a frame of %d", ErrInvalidFrame, len(b), sdp.HeaderSize+uint64(h.Length))
+	}
+	if _, err := sdp.Sequence(b); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidFrame, err)
+	}
+	return nil
+}
+
+// QueuedBytes returns the bytes of frames held: queued or in flight and not
+// yet acknowledged. It never exceeds QueueBytes.
+func (c *Client) QueuedBytes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.held
+}
+
+// Shutdown stops accepting frames and keeps sending and awaiting Acks until
+// every held frame has settled or ctx is done. Then it closes the
+// connection and stops the client's goroutines. Frames still held are
+// counted (Observer.Undelivered), logged, settled with an error wrapping
+// ErrUndelivered, and reported in the returned error, which wraps
+// ErrUndelivered. Later calls wait for the first and return nil.
+func (c *Client) Shutdown(ctx context.Context) error {
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		<-c.shutdown
+		return nil
+	}
+	c.closing = true
+	c.checkDrainedLocked()
+	started := c.started
+	c.mu.Unlock()
+	defer close(c.shutdown)
+	c.signal()
+
+	if started {
+		select {
+		case <-c.drained:
+		case <-ctx.Done():
+		}
+	}
+	c.mu.Lock()
+	c.cancel()
+	if c.conn != nil {
+		c.conn.Close()
+	}
+	c.mu.Unlock()
+	if started {
+		<-c.done
+	}
+
+	// The connection loop has returned: nothing else touches the queue.
+	rest := append(c.inflight.drain(), c.pending.drain()...)
+	if len(rest) == 0 {
+		return nil
+	}
+	frames, items, size := len(rest), 0, 0
+	for _, e := range rest {
+		items += e.items
+		size += len(e.frame)
+	}
+	err := fmt.Errorf("%w: %d frames (%d items, %d bytes) for shard %d on %s", ErrUndelivered, frames, items, size, c.set.Shard, c.set.Endpoint)
+	var settled []*batch
+	for _, e := range rest {
+		settled = c.settleLocked(e, err, settled)
+	}
+	c.obs.Undelivered(c.set.Shard, frames, items)
+	c.log.Error("Sidecar frames undelivered at shutdown", zap.Int("frames", frames), zap.Int("items", items), zap.Int("bytes", size))
+	callSettled(settled)
+	return err
+}
+
+// signal wakes the writer without blocking.
+func (c *Client) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Client) checkDrainedLocked() {
+	if c.closing && c.held == 0 && !c.drainedShut {
+		c.drainedShut = true
+		close(c.drained)
+	}
+}
+
+// settleLocked releases e and returns settled with e's batch appended when
+// e was its last frame.
+func (c *Client) settleLocked(e *entry, err error, settled []*batch) []*batch {
+	c.held -= len(e.frame)
+	e.frame = nil
+	b := e.batch
+	if b == nil {
+		return settled
+	}
+	if err != nil {
+		b.err = errors.Join(b.err, err)
+	}
+	b.remaining--
+	if b.remaining == 0 {
+		settled = append(settled, b)
+	}
+	return settled
+}
+
+func callSettled(batches []*batch) {
+	for _, b := range batches {
+		b.settled(b.err)
+	}
+}
+
+// run connects, sends and reconnects until the client's context ends.
+func (c *Client) run() {
+	defer close(c.done)
+	attempt := 0
+	connected := false
+	failing := false
+	for first := true; ; first = false {
+		if !first {
+			t := time.NewTimer(backoff(attempt, c.set.InitialBackoff, c.set.MaxBackoff))
+			select {
+			case <-c.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			attempt++
+		}
+		conn, err := c.dial()
+		if err != nil {
+			if c.ctx.Err() != nil {
+				return
+			}
+			if !failing {
+				c.log.Warn("Cannot connect to sidecar; retrying with backoff", zap.Error(err))
+			} else {
+				c.log.Debug("Cannot connect to sidecar", zap.Error(err))
+			}
+			failing = true
+			continue
+		}
+		failing = false
+		healthy, err := c.session(conn, connected)
+		connected = true
+		if c.ctx.Err() != nil {
+			return
+		}
+		c.log.Warn("Sidecar connection lost; unacknowledged frames will be sent again", zap.Error(err))
+		if healthy {
+			attempt = 0
+		}
+	}
+}
+
+func (c *Client) dial() (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(c.ctx, c.set.DialTimeout)
+	defer cancel()
+	var d net.Dialer
+	return d.DialContext(ctx, c.network, c.address)
+}
+
+var errAckTimeout = errors.New("no Ack progress within the ack timeout")
+
+// session runs one connection until it fails or the client stops. healthy
+// says the sidecar acknowledged something or the connection lasted, so the
+// next dial need not back off further.
+func (c *Client) session(conn net.Conn, reconnect bool) (healthy bool, err error) {
+	start := time.Now()
+	c.mu.Lock()
+	if c.ctx.Err() != nil {
+		c.mu.Unlock()
+		conn.Close()
+		return false, c.ctx.Err()
+	}
+	c.conn = conn
+	c.seq = 0
+	c.acked = false
+	c.mu.Unlock()
+
+	readerDone := make(chan struct{})
+	var readErr error
+	defer func() {
+		conn.Close()
+		<-readerDone
+		if err == nil {
+			err = readErr
+		}
+		c.mu.Lock()
+		c.conn = nil
+		c.seq = 0
+		c.requeueLocked()
+		healthy = c.acked || time.Since(start) > c.set.MaxBackoff
+		c.mu.Unlock()
+	}()
+
+	// The reader starts first so that it is there to be waited for however
+	// the session ends.
+	go func() {
+		defer close(readerDone)
+		readErr = c.readAcks(conn)
+		conn.Close() // unblock a writer stuck on a peer that is gone
+	}()
+
+	if err := conn.SetWriteDeadline(time.Now().Add(c.set.WriteTimeout)); err != nil {
+		return false, err
+	}
+	if _, err := conn.Write(c.hello); err != nil {
+		return false, fmt.Errorf("writing Hello: %w", err)
+	}
+	if reconnect {
+		c.log.Info("Reconnected to sidecar")
+	} else {
+		c.log.Debug("Connected to sidecar")
+	}
+	c.obs.Connected(c.set.Shard, reconnect)
+	return false, c.writeLoop(conn, readerDone)
+}
+
+// requeueLocked returns in-flight frames to the queue, in Send order, to be
+// sent again with new sequences on the next connection.
+func (c *Client) requeueLocked() {
+	if c.inflight.len() == 0 {
+		return
+	}
+	all := append(c.inflight.drain(), c.pending.drain()...)
+	for _, e := range all {
+		e.seq = 0
+	}
+	slices.SortFunc(all, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
+	c.pending.reset(all)
+}
+
+// writeLoop writes queued frames until the connection fails, the reader
+// ends, Acks stop coming or the client stops.
+func (c *Client) writeLoop(conn net.Conn, readerDone <-chan struct{}) error {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var batch []outgoing
+	var bufs net.Buffers
+	for {
+		c.mu.Lock()
+		now := time.Now()
+		if c.inflight.len() > 0 && now.Sub(c.lastProgress) >= c.set.AckTimeout {
+			n := c.inflight.len()
+			c.mu.Unlock()
+			return fmt.Errorf("%w (%v, %d frames in flight)", errAckTimeout, c.set.AckTimeout, n)
+		}
+		batch = c.takeLocked(batch[:0], now)
+		wait := time.Duration(-1)
+		if len(batch) == 0 {
+			if c.inflight.len() > 0 {
+				wait = c.lastProgress.Add(c.set.AckTimeout).Sub(now)
+			}
+			if c.pending.len() > 0 && !c.retryAt.IsZero() {
+				if w := c.retryAt.Sub(now); wait < 0 || w < wait {
+					wait = w
+				}
+			}
+		}
+		c.mu.Unlock()
+
+		if len(batch) > 0 {
+			bufs = bufs[:0]
+			for _, o := range batch {
+				bufs = append(bufs, o.bytes)
+			}
+			if err := conn.SetWriteDeadline(time.Now().Add(c.set.WriteTimeout)); err != nil {
+				return err
+			}
+			if _, err := bufs.WriteTo(conn); err != nil {
+				return fmt.Errorf("writing frames: %w", err)
+			}
+			for _, o := range batch {
+				c.obs.FrameSent(c.set.Shard, len(o.bytes), o.items, o.retransmission)
+			}
+			clear(batch)
+			continue
+		}
+
+		var tick <-chan time.Time
+		if wait >= 0 {
+			timer.Reset(max(wait, time.Millisecond))
+			tick = timer.C
+		}
+		select {
+		case <-c.wake:
+		case <-tick:
+		case <-readerDone:
+			return nil
+		case <-c.ctx.Done():
+			return c.ctx.Err()
+		}
+		timer.Stop()
+	}
+}
+
+// outgoing is what the writer needs of a frame, copied under the lock: an
+// Ack may settle the entry while the write is still running.
+type outgoing struct {
+	bytes          []byte
+	items          int
+	retransmission bool
+}
+
+// takeLocked moves the next frames from the queue into flight, stamping
+// their sequences, unless an Ack asked to wait.
+func (c *Client) takeLocked(batch []outgoing, now time.Time) []outgoing {
+	if !c.retryAt.IsZero() {
+		if now.Before(c.retryAt) {
+			return batch
+		}
+		c.retryAt = time.Time{}
+	}
+	size := 0
+	for c.pending.len() > 0 && len(batch) < maxWriteFrames && (len(batch) == 0 || size+len(c.pending.front().frame) <= maxWriteBytes) {
+		e := c.pending.pop()
+		c.seq++
+		e.seq = c.seq
+		// The frame was checked in Send; SetSequence cannot fail on it.
+		_ = sdp.SetSequence(e.frame, e.seq)
+		if c.inflight.len() == 0 {
+			c.lastProgress = now
+		}
+		c.inflight.push(e)
+		batch = append(batch, outgoing{bytes: e.frame, items: e.items, retransmission: e.sent})
+		e.sent = true
+		size += len(e.frame)
+	}
+	return batch
+}
+
+// readAcks reads Acks until the connection fails or the sidecar breaks the
+// protocol.
+func (c *Client) readAcks(conn net.Conn) error {
+	r := sdp.NewReader(conn, maxAckFrameBytes)
+	var ack sdp.Ack
+	var settled []*batch
+	for {
+		h, payload, err := r.Next()
+		if err != nil {
+			return fmt.Errorf("reading Acks: %w", err)
+		}
+		if h.Type != sdp.TypeAck {
+			return fmt.Errorf("sidecar sent frame type %d, want Ack", h.Type)
+		}
+		if err := ack.DecodePayload(payload); err != nil {
+			return fmt.Errorf("decoding Ack: %w", err)
+		}
+		settled, err = c.handleAck(&ack, settled[:0])
+		if err != nil {
+			return err
+		}
+		callSettled(settled)
+		clear(settled)
+	}
+}
+
+// handleAck settles, returns to the queue or rejects the in-flight frames
+// that ack covers, and returns the batches that it completed.
+func (c *Client) handleAck(ack *sdp.Ack, settled []*batch) ([]*batch, error) {
+	if ack.Status > sdp.AckRejected {
+		return settled, fmt.Errorf("sidecar sent Ack status %d, which the protocol does not define", ack.Status)
+	}
+	c.mu.Lock()
+	if ack.Sequence > c.seq {
+		seq := c.seq
+		c.mu.Unlock()
+		return settled, fmt.Errorf("sidecar acknowledged sequence %d but only %d frames were sent", ack.Sequence, seq)
+	}
+	now := time.Now()
+	frames, items := 0, 0
+	var retry []*entry
+	var rejectErr error
+	if ack.Status == sdp.AckRejected {
+		rejectErr = fmt.Errorf("%w (shard %d): %s", ErrRejected, c.set.Shard, ack.Detail)
+	}
+	for c.inflight.len() > 0 && c.inflight.front().seq <= ack.Sequence {
+		e := c.inflight.pop()
+		frames++
+		items += e.items
+		switch ack.Status {
+		case sdp.AckAccepted:
+			settled = c.settleLocked(e, nil, settled)
+		case sdp.AckRetry:
+			e.seq = 0
+			retry = append(retry, e)
+		case sdp.AckRejected:
+			settled = c.settleLocked(e, rejectErr, settled)
+		}
+	}
+	if frames > 0 {
+		c.lastProgress = now
+		c.acked = true
+	}
+	switch ack.Status {
+	case sdp.AckAccepted:
+		c.retries = 0
+	case sdp.AckRetry:
+		if len(retry) > 0 {
+			all := append(retry, c.pending.drain()...)
+			slices.SortFunc(all, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
+			c.pending.reset(all)
+			c.retryAt = now.Add(backoff(c.retries, c.set.InitialBackoff, c.set.MaxBackoff))
+			c.retries++
+		}
+	}
+	c.checkDrainedLocked()
+	c.mu.Unlock()
+
+	c.obs.AckReceived(c.set.Shard, ack.Status, frames)
+	switch ack.Status {
+	case sdp.AckRetry:
+		if frames > 0 {
+			c.log.Debug("Sidecar asked to retry frames later", zap.Int("frames", frames), zap.String("detail", ack.Detail))
+		}
+	case sdp.AckRejected:
+		c.log.Warn("Sidecar rejected frames; they are not retried", zap.Int("frames", frames), zap.Int("items", items), zap.String("detail", ack.Detail))
+	}
+	c.signal()
+	return settled, nil
+}

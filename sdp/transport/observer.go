@@ -1,0 +1,30 @@
+package transport
+
+import "github.com/otelcol-sdp/otelcol-sdp/sdp"
+
+// Observer learns what a Client does, typically to record metrics. Its
+// methods are called from the client's goroutines, so they must be cheap,
+// must not block and must be safe for concurrent use. A nil Observer in
+// ClientSettings observes nothing.
+type Observer interface {
+	// FrameSent reports a frame written to a connection; retransmission
+	// says it had been handed to a connection before (one that was lost,
+	// or before an Ack asked to retry).
+	FrameSent(shard uint32, frameBytes, items int, retransmission bool)
+	// AckReceived reports an Ack and how many held frames it settled or,
+	// for AckRetry, returned to the queue.
+	AckReceived(shard uint32, status sdp.AckStatus, frames int)
+	// Connected reports a connection whose Hello was written; reconnect
+	// says the client had been connected before.
+	Connected(shard uint32, reconnect bool)
+	// Undelivered reports the frames and items still held when Shutdown
+	// gave up.
+	Undelivered(shard uint32, frames, items int)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) FrameSent(uint32, int, int, bool)       {}
+func (nopObserver) AckReceived(uint32, sdp.AckStatus, int) {}
+func (nopObserver) Connected(uint32, bool)                 {}
+func (nopObserver) Undelivered(uint32, int, int)           {}
