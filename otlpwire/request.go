@@ -1,0 +1,270 @@
+package otlpwire
+
+import "iter"
+
+// Request is a read-only view of the bytes of an ExportTraceServiceRequest,
+// ExportMetricsServiceRequest or ExportLogsServiceRequest (equivalently
+// TracesData, MetricsData or LogsData, which share the layout). It never
+// copies or retains anything but the slice it was given.
+type Request struct {
+	sig Signal
+	b   []byte
+}
+
+// NewRequest returns a view of b as a request of signal sig. Nothing is
+// parsed until a method is called; b must not be modified while the view
+// or anything derived from it is in use.
+func NewRequest(sig Signal, b []byte) Request { return Request{sig: sig, b: b} }
+
+// Signal returns the signal the request was created with.
+func (r Request) Signal() Signal { return r.sig }
+
+// Bytes returns the request bytes.
+func (r Request) Bytes() []byte { return r.b }
+
+// ItemCount returns the number of spans, data points or log records in the
+// request: the value pdata's SpanCount, DataPointCount or LogRecordCount
+// reports after an OTLP receiver has unmarshalled the same bytes.
+func (r Request) ItemCount() (int, error) {
+	if !r.sig.valid() {
+		return 0, ErrUnknownSignal
+	}
+	req, _, _ := r.sig.schemas()
+	rd := newReader(r.b, req)
+	total := 0
+	for {
+		f, ok, err := rd.next()
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return total, nil
+		}
+		if f.num == fieldRequestEntries {
+			n, err := countResource(r.sig, f.data)
+			if err != nil {
+				return 0, err
+			}
+			total += n
+		}
+	}
+}
+
+// Resources iterates over the ResourceSpans, ResourceMetrics or ResourceLogs
+// messages of the request, in wire order. After an error it stops.
+func (r Request) Resources() iter.Seq2[ResourceData, error] {
+	return func(yield func(ResourceData, error) bool) {
+		if !r.sig.valid() {
+			yield(ResourceData{}, ErrUnknownSignal)
+			return
+		}
+		req, _, _ := r.sig.schemas()
+		rd := newReader(r.b, req)
+		for {
+			f, ok, err := rd.next()
+			if err != nil {
+				yield(ResourceData{}, err)
+				return
+			}
+			if !ok {
+				return
+			}
+			if f.num == fieldRequestEntries && !yield(ResourceData{sig: r.sig, b: f.data}, nil) {
+				return
+			}
+		}
+	}
+}
+
+// ResourceData is a view of one ResourceSpans, ResourceMetrics or
+// ResourceLogs message.
+type ResourceData struct {
+	sig Signal
+	b   []byte
+}
+
+// NewResourceData returns a view of b, the encoding of one ResourceSpans,
+// ResourceMetrics or ResourceLogs message (without tag and length).
+func NewResourceData(sig Signal, b []byte) ResourceData { return ResourceData{sig: sig, b: b} }
+
+// Signal returns the signal of the request the resource belongs to.
+func (d ResourceData) Signal() Signal { return d.sig }
+
+// Bytes returns the encoded message, without its tag and length. It aliases
+// the request.
+func (d ResourceData) Bytes() []byte { return d.b }
+
+// ItemCount returns the number of spans, data points or log records under
+// this resource, counted as pdata counts them (see Request.ItemCount).
+func (d ResourceData) ItemCount() (int, error) {
+	if !d.sig.valid() {
+		return 0, ErrUnknownSignal
+	}
+	return countResource(d.sig, d.b)
+}
+
+// Resource returns the resource of the message. A message without one yields
+// an empty Resource; a message carrying the field several times yields their
+// merge, as protobuf (and pdata) define it.
+func (d ResourceData) Resource() (Resource, error) {
+	if _, err := d.scopeField(); err != nil {
+		return Resource{}, err
+	}
+	_, res, _ := d.sig.schemas()
+	return Resource{attrList{b: d.b, outer: res, container: fieldResource, self: &schemaResource,
+		attrField: fieldResourceAttrs}}, nil
+}
+
+// SchemaURL returns the schema_url of the message (the last occurrence wins).
+// The slice aliases the request.
+func (d ResourceData) SchemaURL() ([]byte, error) {
+	if !d.sig.valid() {
+		return nil, ErrUnknownSignal
+	}
+	_, res, _ := d.sig.schemas()
+	return lastBytes(d.b, res, fieldSchemaURL)
+}
+
+// Scopes iterates over the ScopeSpans, ScopeMetrics or ScopeLogs of the
+// message. Like pdata's OTLP receivers, it reads the deprecated field 1000
+// (instrumentation_library_*) when, and only when, the message has no
+// scope in field 2. The whole message is validated before the first yield.
+func (d ResourceData) Scopes() iter.Seq2[ScopeData, error] {
+	return func(yield func(ScopeData, error) bool) {
+		want, err := d.scopeField()
+		if err != nil {
+			yield(ScopeData{}, err)
+			return
+		}
+		_, res, _ := d.sig.schemas()
+		rd := newReader(d.b, res)
+		for {
+			f, ok, _ := rd.next() // validated by scopeField
+			if !ok {
+				return
+			}
+			if f.num == want && !yield(ScopeData{sig: d.sig, b: f.data}, nil) {
+				return
+			}
+		}
+	}
+}
+
+// scopeField validates the top level of the message and reports which field
+// holds its effective scopes: 2, or 1000 when field 2 never occurs.
+func (d ResourceData) scopeField() (int32, error) {
+	if !d.sig.valid() {
+		return 0, ErrUnknownSignal
+	}
+	_, res, _ := d.sig.schemas()
+	rd := newReader(d.b, res)
+	want := int32(fieldDeprecated)
+	for {
+		f, ok, err := rd.next()
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return want, nil
+		}
+		if f.num == fieldScopes {
+			want = fieldScopes
+		}
+	}
+}
+
+// ScopeData is a view of one ScopeSpans, ScopeMetrics or ScopeLogs message.
+type ScopeData struct {
+	sig Signal
+	b   []byte
+}
+
+// NewScopeData returns a view of b, the encoding of one ScopeSpans,
+// ScopeMetrics or ScopeLogs message (without tag and length).
+func NewScopeData(sig Signal, b []byte) ScopeData { return ScopeData{sig: sig, b: b} }
+
+// Signal returns the signal of the request the scope belongs to.
+func (s ScopeData) Signal() Signal { return s.sig }
+
+// Bytes returns the encoded message, without its tag and length.
+func (s ScopeData) Bytes() []byte { return s.b }
+
+// ItemCount returns the number of spans, data points or log records in the
+// scope, counted as pdata counts them.
+func (s ScopeData) ItemCount() (int, error) {
+	if !s.sig.valid() {
+		return 0, ErrUnknownSignal
+	}
+	return countScope(s.sig, s.b)
+}
+
+// Scope returns the instrumentation scope (empty if absent; merged if the
+// field occurs several times).
+func (s ScopeData) Scope() (InstrumentationScope, error) {
+	if !s.sig.valid() {
+		return InstrumentationScope{}, ErrUnknownSignal
+	}
+	_, _, sc := s.sig.schemas()
+	if err := validate(s.b, sc); err != nil {
+		return InstrumentationScope{}, err
+	}
+	return InstrumentationScope{attrList{b: s.b, outer: sc, container: fieldScope, self: &schemaScope,
+		attrField: fieldScopeAttrs}}, nil
+}
+
+// SchemaURL returns the schema_url of the message (the last occurrence wins).
+func (s ScopeData) SchemaURL() ([]byte, error) {
+	if !s.sig.valid() {
+		return nil, ErrUnknownSignal
+	}
+	_, _, sc := s.sig.schemas()
+	return lastBytes(s.b, sc, fieldSchemaURL)
+}
+
+// validate checks the framing and known wire types of one message level.
+func validate(b []byte, s *schema) error {
+	rd := newReader(b, s)
+	for {
+		_, ok, err := rd.next()
+		if err != nil || !ok {
+			return err
+		}
+	}
+}
+
+// lastBytes returns the payload of the last occurrence of a LEN field.
+func lastBytes(b []byte, s *schema, num int32) ([]byte, error) {
+	rd := newReader(b, s)
+	var v []byte
+	for {
+		f, ok, err := rd.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return v, nil
+		}
+		if f.num == num {
+			v = f.data
+		}
+	}
+}
+
+// lastScalar returns the value of the last occurrence of a numeric field.
+func lastScalar(b []byte, s *schema, num int32) (uint64, bool, error) {
+	rd := newReader(b, s)
+	var v uint64
+	found := false
+	for {
+		f, ok, err := rd.next()
+		if err != nil {
+			return 0, false, err
+		}
+		if !ok {
+			return v, found, nil
+		}
+		if f.num == num {
+			v, found = f.val, true
+		}
+	}
+}

@@ -1,0 +1,366 @@
+package otlpwire
+
+import (
+	"errors"
+	"iter"
+)
+
+// ErrItemTooLarge is returned by SplitResource when a single item (span, log
+// record or data point), together with the resource and scope envelope it
+// needs, cannot fit the size limit.
+var ErrItemTooLarge = errors.New("otlpwire: item does not fit the size limit")
+
+// requestTag is the tag of field 1 (resource_*) of an Export*ServiceRequest.
+const requestTag = 0x0a
+
+// RequestSize returns the size of the request AppendRequest(nil, d) builds.
+func RequestSize(d ResourceData) int { return envelopeSize(len(d.b)) }
+
+// envelopeSize is the size of a one-byte tag, a length and n bytes.
+func envelopeSize(n int) int { return 1 + sizeVarint(uint64(n)) + n }
+
+// AppendRequest appends to dst a complete Export*ServiceRequest holding d
+// alone (field-1 tag, length, d.Bytes()) and returns the extended slice.
+// Appending several ResourceData to the same request (starting from its
+// first byte) yields one request holding all of them, since a request is
+// nothing but its repeated field 1. It allocates only when dst lacks
+// capacity.
+func AppendRequest(dst []byte, d ResourceData) []byte {
+	dst = append(dst, requestTag)
+	dst = appendVarint(dst, uint64(len(d.b)))
+	return append(dst, d.b...)
+}
+
+// Chunk is one request produced by SplitResource.
+type Chunk struct {
+	// Request is a complete Export*ServiceRequest holding one resource. It
+	// may alias the scratch buffer and is valid only until the next
+	// iteration step.
+	Request []byte
+	// ItemCount is the number of spans, data points or log records in it.
+	ItemCount int
+}
+
+// SplitResource yields standalone requests, each holding the resource of d
+// and a share of its items, whose sizes do not exceed maxRequestBytes. If
+// the whole resource fits it is yielded as is. Otherwise whole scopes are
+// packed greedily into requests; a scope that does not fit alone is cut
+// between its items (and, for metrics, a metric that does not fit alone is
+// cut between its data points), each piece keeping the resource, scope and
+// metric envelope. Item bytes are copied verbatim, never re-encoded.
+//
+// Deprecated scopes (field 1000) that pdata would ignore, because the
+// resource also has scopes in field 2, are not copied when splitting. If a
+// single item cannot fit, the iteration yields an error matching
+// ErrItemTooLarge and stops; malformed input yields an error matching
+// ErrMalformed before any chunk. The request bytes are built in scratch
+// (grown as needed), so with enough capacity no memory is allocated per
+// chunk.
+func SplitResource(d ResourceData, maxRequestBytes int, scratch []byte) iter.Seq2[Chunk, error] {
+	return func(yield func(Chunk, error) bool) {
+		want, err := d.scopeField()
+		if err == nil {
+			var total int
+			total, err = countResource(d.sig, d.b)
+			if err == nil && RequestSize(d) <= maxRequestBytes {
+				yield(Chunk{Request: AppendRequest(scratch[:0], d), ItemCount: total}, nil)
+				return
+			}
+		}
+		if err != nil {
+			yield(Chunk{}, err)
+			return
+		}
+		_, res, sc := d.sig.schemas()
+		s := splitter{
+			sig: d.sig, rx: d.b, res: res, scope: sc, max: maxRequestBytes,
+			scopeField: want, buf: scratch[:0], yield: yield,
+		}
+		s.run()
+	}
+}
+
+// reserve leaves room in front of a chunk for the request tag and length,
+// which are only known once the chunk is complete.
+const reserve = 1 + 10
+
+type splitter struct {
+	sig        Signal
+	rx         []byte
+	res, scope *schema
+	max        int
+	scopeField int32
+	buf        []byte
+	items      int
+	nonEmpty   bool
+	yielded    bool
+	yield      func(Chunk, error) bool
+	stopped    bool
+}
+
+func (s *splitter) run() {
+	s.reset()
+	rd := newReader(s.rx, s.res)
+	for !s.stopped {
+		f, ok, _ := rd.next() // validated by scopeField
+		if !ok {
+			break
+		}
+		if f.num != s.scopeField {
+			continue
+		}
+		entry := s.rx[f.start:f.end]
+		if !s.fits(len(entry)) && s.nonEmpty {
+			s.flush()
+		}
+		if s.stopped {
+			return
+		}
+		if s.fits(len(entry)) {
+			n, _ := countScope(s.sig, f.data)
+			s.buf = append(s.buf, entry...)
+			s.items += n
+			s.nonEmpty = true
+			continue
+		}
+		s.splitScope(f.data)
+	}
+	if !s.stopped && s.nonEmpty {
+		s.flush()
+	}
+	if !s.stopped && !s.yielded {
+		// No effective scope: the resource envelope travels alone, if it fits.
+		if s.fits(0) {
+			s.flush()
+		} else {
+			s.fail()
+		}
+	}
+}
+
+func isScopeField(n int32) bool { return n == fieldScopes || n == fieldDeprecated }
+func isItemField(n int32) bool  { return n == fieldItems }
+func isDataField(n int32) bool  { return dataSchema(n) != nil }
+func isPointField(n int32) bool { return n == 1 }
+
+// fits reports whether n more bytes of resource content keep the chunk
+// within the limit.
+func (s *splitter) fits(n int) bool {
+	return envelopeSize(len(s.buf)-reserve+n) <= s.max
+}
+
+func (s *splitter) reset() {
+	s.buf = append(s.buf[:0], make([]byte, reserve)...)
+	s.buf = appendExcept(s.buf, nil, s.rx, s.res, isScopeField)
+	s.items = 0
+	s.nonEmpty = false
+}
+
+func (s *splitter) flush() {
+	content := len(s.buf) - reserve
+	start := reserve - 1 - sizeVarint(uint64(content))
+	s.buf[start] = requestTag
+	putVarint(s.buf[start+1:reserve], uint64(content))
+	s.yielded = true
+	if !s.yield(Chunk{Request: s.buf[start:], ItemCount: s.items}, nil) {
+		s.stopped = true
+		return
+	}
+	s.reset()
+}
+
+func (s *splitter) fail() {
+	s.yield(Chunk{}, ErrItemTooLarge)
+	s.stopped = true
+}
+
+// tagLen is the size of the tag of the field holding the scopes.
+func (s *splitter) tagLen() int { return sizeVarint(uint64(s.scopeField)<<3 | wireLen) }
+
+// splitScope cuts one scope that does not fit an empty chunk between its items.
+func (s *splitter) splitScope(sc []byte) {
+	headLen := sizeExcept(sc, s.scope, isItemField)
+	scopeEntry := func(content int) int { return s.tagLen() + sizeVarint(uint64(content)) + content }
+	var (
+		pendStart, pendLen, pendN, pendItems int
+	)
+	writePending := func() {
+		s.buf = appendVarint(appendVarint(s.buf, uint64(s.scopeField)<<3|wireLen), uint64(headLen+pendLen))
+		s.buf = appendExcept(s.buf, nil, sc, s.scope, isItemField)
+		s.buf = appendRange(s.buf, sc, pendStart, pendN, s.scope, fieldItems)
+		s.items += pendItems
+		s.nonEmpty = true
+		pendLen, pendN, pendItems = 0, 0, 0
+	}
+	rd := newReader(sc, s.scope)
+	for !s.stopped {
+		f, ok, _ := rd.next()
+		if !ok {
+			break
+		}
+		if f.num != fieldItems {
+			continue
+		}
+		size := f.end - f.start
+		n := 1
+		if s.sig == SignalMetrics {
+			n, _ = countMetric(f.data)
+		}
+		if !s.fits(scopeEntry(headLen + pendLen + size)) {
+			if pendN > 0 {
+				writePending()
+			}
+			if s.nonEmpty {
+				s.flush()
+			}
+		}
+		if s.stopped {
+			return
+		}
+		if s.fits(scopeEntry(headLen + pendLen + size)) {
+			if pendN == 0 {
+				pendStart = f.start
+			}
+			pendLen += size
+			pendN++
+			pendItems += n
+			continue
+		}
+		if s.sig != SignalMetrics {
+			s.fail()
+			return
+		}
+		s.splitMetric(sc, headLen, f.data)
+	}
+	if !s.stopped && pendN > 0 {
+		writePending()
+	}
+}
+
+// splitMetric cuts one metric that does not fit an empty chunk between its
+// data points. Only the last data field counts, as in pdata.
+func (s *splitter) splitMetric(sc []byte, scopeHeadLen int, m []byte) {
+	var data field
+	rd := newReader(m, &schemaMetric)
+	for {
+		f, ok, _ := rd.next()
+		if !ok {
+			break
+		}
+		if isDataField(f.num) {
+			data = f
+		}
+	}
+	if data.num == 0 {
+		s.fail()
+		return
+	}
+	ds := dataSchema(data.num)
+	metricHead := sizeExcept(m, &schemaMetric, isDataField)
+	dataHead := sizeExcept(data.data, ds, isPointField)
+	dataTag := sizeVarint(uint64(data.num)<<3 | wireLen)
+	sizes := func(points int) (scope, metric, data int) {
+		data = dataHead + points
+		metric = metricHead + dataTag + sizeVarint(uint64(data)) + data
+		scope = scopeHeadLen + 1 + sizeVarint(uint64(metric)) + metric
+		return
+	}
+	scopeEntry := func(content int) int { return s.tagLen() + sizeVarint(uint64(content)) + content }
+	var pendStart, pendLen, pendN int
+	writePending := func() {
+		sl, ml, dl := sizes(pendLen)
+		s.buf = appendVarint(appendVarint(s.buf, uint64(s.scopeField)<<3|wireLen), uint64(sl))
+		s.buf = appendExcept(s.buf, nil, sc, s.scope, isItemField)
+		s.buf = appendVarint(append(s.buf, fieldItems<<3|wireLen), uint64(ml))
+		s.buf = appendExcept(s.buf, nil, m, &schemaMetric, isDataField)
+		s.buf = appendVarint(appendVarint(s.buf, uint64(data.num)<<3|wireLen), uint64(dl))
+		s.buf = appendExcept(s.buf, nil, data.data, ds, isPointField)
+		s.buf = appendRange(s.buf, data.data, pendStart, pendN, ds, 1)
+		s.items += pendN
+		s.nonEmpty = true
+		pendLen, pendN = 0, 0
+	}
+	rd = newReader(data.data, ds)
+	for !s.stopped {
+		f, ok, _ := rd.next()
+		if !ok {
+			break
+		}
+		if f.num != 1 {
+			continue
+		}
+		size := f.end - f.start
+		if sl, _, _ := sizes(pendLen + size); !s.fits(scopeEntry(sl)) {
+			if pendN > 0 {
+				writePending()
+			}
+			if s.nonEmpty {
+				s.flush()
+			}
+		}
+		if s.stopped {
+			return
+		}
+		if sl, _, _ := sizes(pendLen + size); s.fits(scopeEntry(sl)) {
+			if pendN == 0 {
+				pendStart = f.start
+			}
+			pendLen += size
+			pendN++
+			continue
+		}
+		s.fail()
+		return
+	}
+	if !s.stopped && pendN > 0 {
+		writePending()
+	}
+}
+
+// sizeExcept is the total size of the fields of b for which skip is false.
+func sizeExcept(b []byte, sch *schema, skip func(int32) bool) int {
+	rd := newReader(b, sch)
+	n := 0
+	for {
+		f, ok, _ := rd.next()
+		if !ok {
+			return n
+		}
+		if !skip(f.num) {
+			n += f.end - f.start
+		}
+	}
+}
+
+// appendExcept appends prefix, then every field of b for which skip is
+// false, verbatim and in order.
+func appendExcept(dst, prefix, b []byte, sch *schema, skip func(int32) bool) []byte {
+	dst = append(dst, prefix...)
+	rd := newReader(b, sch)
+	for {
+		f, ok, _ := rd.next()
+		if !ok {
+			return dst
+		}
+		if !skip(f.num) {
+			dst = append(dst, b[f.start:f.end]...)
+		}
+	}
+}
+
+// appendRange appends n occurrences of field num of b, starting at offset
+// start, verbatim.
+func appendRange(dst, b []byte, start, n int, sch *schema, num int32) []byte {
+	rd := reader{b: b, pos: start, s: sch}
+	for n > 0 {
+		f, ok, _ := rd.next()
+		if !ok {
+			return dst
+		}
+		if f.num == num {
+			dst = append(dst, b[f.start:f.end]...)
+			n--
+		}
+	}
+	return dst
+}
