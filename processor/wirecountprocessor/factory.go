@@ -1,0 +1,59 @@
+package wirecountprocessor // import "github.com/otelcol-sdp/otelcol-sdp/processor/wirecountprocessor"
+
+import (
+	"context"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pipeline"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processorhelper"
+
+	"github.com/otelcol-sdp/otelcol-sdp/processor/wirecountprocessor/internal/metadata"
+)
+
+// readOnly tells the pipeline that the processor never changes the data, so
+// a fan-out does not clone batches for it.
+var readOnly = processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: false})
+
+// NewFactory returns the factory of the wirecount processor.
+func NewFactory() processor.Factory {
+	return processor.NewFactory(
+		metadata.Type,
+		createDefaultConfig,
+		processor.WithTraces(createTraces, metadata.TracesStability),
+		processor.WithMetrics(createMetrics, metadata.MetricsStability),
+		processor.WithLogs(createLogs, metadata.LogsStability),
+	)
+}
+
+func createDefaultConfig() component.Config {
+	return &Config{
+		GroupBy:   defaultGroupBy(),
+		MaxGroups: defaultMaxGroups,
+	}
+}
+
+func createTraces(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
+	c, err := newCounter(set, cfg.(*Config), pipeline.SignalTraces)
+	if err != nil {
+		return nil, err
+	}
+	return processorhelper.NewTraces(ctx, set, cfg, next, c.processTraces, readOnly, processorhelper.WithShutdown(c.shutdown))
+}
+
+func createMetrics(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Metrics) (processor.Metrics, error) {
+	c, err := newCounter(set, cfg.(*Config), pipeline.SignalMetrics)
+	if err != nil {
+		return nil, err
+	}
+	return processorhelper.NewMetrics(ctx, set, cfg, next, c.processMetrics, readOnly, processorhelper.WithShutdown(c.shutdown))
+}
+
+func createLogs(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Logs) (processor.Logs, error) {
+	c, err := newCounter(set, cfg.(*Config), pipeline.SignalLogs)
+	if err != nil {
+		return nil, err
+	}
+	return processorhelper.NewLogs(ctx, set, cfg, next, c.processLogs, readOnly, processorhelper.WithShutdown(c.shutdown))
+}

@@ -1,0 +1,352 @@
+package wirecountprocessor // import "github.com/otelcol-sdp/otelcol-sdp/processor/wirecountprocessor"
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sync"
+
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pipeline"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-sdp/otelcol-sdp/processor/wirecountprocessor/internal/metadata"
+)
+
+// ErrTooManyItems is wrapped (inside a permanent consumer error) by the error
+// returned for a request holding more than max_items_per_request items.
+var ErrTooManyItems = errors.New("wirecount: request exceeds max_items_per_request")
+
+// maxTrackedFolded bounds the memory spent remembering which groups were
+// folded into the overflow group (8-byte hashes, a few MiB at most). Past it,
+// processor_wirecount_overflow_groups stops growing and a warning is logged.
+const maxTrackedFolded = 1 << 17
+
+// maxTalliesPerBatch bounds the linear search over the groups touched by one
+// batch; a batch touching more groups records in several rounds.
+const maxTalliesPerBatch = 64
+
+// group is one combination of group_by values with its metric attributes,
+// built once so that recording allocates nothing.
+type group struct {
+	opts []metric.AddOption
+}
+
+// tally accumulates one batch's counts for one group.
+type tally struct {
+	g            *group
+	items, bytes int64
+}
+
+// scratch is the per-call working memory, pooled so that concurrent batches
+// do not share it and steady state allocates nothing.
+type scratch struct {
+	key     []byte
+	tallies []tally
+}
+
+// counter meters one processor instance (one pipeline, one signal). Both
+// counting paths, pdata and request bytes, feed it.
+type counter struct {
+	signal    pipeline.Signal
+	groupBy   []string
+	maxGroups int
+	maxItems  int
+	logger    *zap.Logger
+	telemetry *metadata.TelemetryBuilder
+	// base holds the processor and signal attributes every series carries;
+	// baseOpts records with only those, for the metrics that are not per group.
+	base     []attribute.KeyValue
+	baseOpts []metric.AddOption
+	overflow *group
+	seed     maphash.Seed
+	scratch  sync.Pool
+
+	mu            sync.RWMutex
+	groups        map[string]*group
+	folded        map[uint64]struct{}
+	warnedFolding bool
+}
+
+func newCounter(set processor.Settings, cfg *Config, signal pipeline.Signal) (*counter, error) {
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, fmt.Errorf("wirecount: creating telemetry: %w", err)
+	}
+	c := &counter{
+		signal:    signal,
+		groupBy:   append([]string(nil), cfg.GroupBy...),
+		maxGroups: cfg.MaxGroups,
+		maxItems:  cfg.MaxItemsPerRequest,
+		logger:    set.Logger,
+		telemetry: tb,
+		seed:      maphash.MakeSeed(),
+		groups:    make(map[string]*group),
+		folded:    make(map[uint64]struct{}),
+	}
+	c.scratch.New = func() any { return &scratch{} }
+	c.base = []attribute.KeyValue{
+		attribute.String(processorAttribute, set.ID.String()),
+		attribute.String(signalAttribute, signal.String()),
+	}
+	c.baseOpts = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(c.base...))}
+	values := make([]string, len(c.groupBy))
+	for i := range values {
+		values[i] = OverflowValue
+	}
+	c.overflow = c.newGroup(values)
+	return c, nil
+}
+
+// newGroup builds the metric attributes of the group with the given values,
+// in group_by order.
+func (c *counter) newGroup(values []string) *group {
+	kvs := make([]attribute.KeyValue, 0, len(c.base)+len(values))
+	kvs = append(kvs, c.base...)
+	for i, v := range values {
+		kvs = append(kvs, attribute.String(c.groupBy[i], v))
+	}
+	return &group{opts: []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(kvs...))}}
+}
+
+func (c *counter) shutdown(context.Context) error {
+	c.telemetry.Shutdown()
+	return nil
+}
+
+// Group keys concatenate, for each group_by key in order, the rendered value
+// followed by its length as 4 little-endian bytes. The encoding is
+// unambiguous read from the end, so two different value lists never share a
+// key, and it is built in a reused buffer.
+
+// endKeyValue closes the value rendered at dst[start:] with its length.
+func endKeyValue(dst []byte, start int) []byte {
+	return binary.LittleEndian.AppendUint32(dst, uint32(len(dst)-start))
+}
+
+// splitGroupKey decodes a group key into its n values, in group_by order.
+func splitGroupKey(key []byte, n int) []string {
+	values := make([]string, n)
+	end := len(key)
+	for i := n - 1; i >= 0; i-- {
+		size := int(binary.LittleEndian.Uint32(key[end-4 : end]))
+		values[i] = string(key[end-4-size : end-4])
+		end -= 4 + size
+	}
+	return values
+}
+
+// lookup returns the group of key, admitting it if there is room and
+// otherwise folding it into the overflow group. Known groups and already
+// folded groups only take the read lock.
+func (c *counter) lookup(key []byte) *group {
+	c.mu.RLock()
+	g := c.groups[string(key)]
+	if g == nil && len(c.groups) >= c.maxGroups {
+		if _, folded := c.folded[maphash.Bytes(c.seed, key)]; folded {
+			g = c.overflow
+		}
+	}
+	c.mu.RUnlock()
+	if g != nil {
+		return g
+	}
+	return c.admit(key)
+}
+
+func (c *counter) admit(key []byte) *group {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g := c.groups[string(key)]; g != nil {
+		return g
+	}
+	if len(c.groups) < c.maxGroups {
+		g := c.newGroup(splitGroupKey(key, len(c.groupBy)))
+		c.groups[string(key)] = g
+		return g
+	}
+	h := maphash.Bytes(c.seed, key)
+	if _, folded := c.folded[h]; folded {
+		return c.overflow
+	}
+	if len(c.folded) < maxTrackedFolded {
+		c.folded[h] = struct{}{}
+		c.telemetry.ProcessorWirecountOverflowGroups.Add(context.Background(), 1, c.baseOpts...)
+	} else if !c.warnedFolding {
+		c.warnedFolding = true
+		c.logger.Warn("wirecount: too many distinct overflow groups to track; processor_wirecount_overflow_groups stops growing, overflow data is still counted",
+			zap.Int("max_groups", c.maxGroups), zap.Int("tracked_overflow_groups", maxTrackedFolded))
+	}
+	return c.overflow
+}
+
+// tally adds one resource's counts to the batch.
+func (c *counter) tally(s *scratch, g *group, items, bytes int64) {
+	for i := range s.tallies {
+		if s.tallies[i].g == g {
+			s.tallies[i].items += items
+			s.tallies[i].bytes += bytes
+			return
+		}
+	}
+	if len(s.tallies) == maxTalliesPerBatch {
+		c.record(s)
+	}
+	s.tallies = append(s.tallies, tally{g: g, items: items, bytes: bytes})
+}
+
+// record adds the batch's tallies to the metrics and empties them. It uses a
+// background context on purpose: the counts are not tied to the request's
+// trace, and an exemplar per batch would only add cost.
+func (c *counter) record(s *scratch) {
+	ctx := context.Background()
+	for i := range s.tallies {
+		t := &s.tallies[i]
+		c.telemetry.ProcessorWirecountItems.Add(ctx, t.items, t.g.opts...)
+		c.telemetry.ProcessorWirecountBytes.Add(ctx, t.bytes, t.g.opts...)
+	}
+	clear(s.tallies)
+	s.tallies = s.tallies[:0]
+}
+
+// checkRequestSize applies max_items_per_request. A refused request is
+// counted and its items are not metered as ingested.
+func (c *counter) checkRequestSize(items int) error {
+	if c.maxItems == 0 || items <= c.maxItems {
+		return nil
+	}
+	ctx := context.Background()
+	c.telemetry.ProcessorWirecountRefusedRequests.Add(ctx, 1, c.baseOpts...)
+	c.telemetry.ProcessorWirecountRefusedItems.Add(ctx, int64(items), c.baseOpts...)
+	return consumererror.NewPermanent(fmt.Errorf("%w: %d %s items, limit is %d", ErrTooManyItems, items, c.signal, c.maxItems))
+}
+
+func (c *counter) getScratch() *scratch { return c.scratch.Get().(*scratch) }
+
+// appendPdataKey appends the group key of a resource's attributes. Values
+// render like pcommon.Value.AsString; strings, the usual case, without an
+// allocation.
+func (c *counter) appendPdataKey(dst []byte, attrs pcommon.Map) []byte {
+	for _, k := range c.groupBy {
+		start := len(dst)
+		v, ok := attrs.Get(k)
+		switch {
+		case !ok:
+			dst = append(dst, MissingValue...)
+		case v.Type() == pcommon.ValueTypeStr:
+			dst = append(dst, v.Str()...)
+		default:
+			dst = append(dst, v.AsString()...)
+		}
+		dst = endKeyValue(dst, start)
+	}
+	return dst
+}
+
+// processTraces meters a traces batch on pdata: items are the spans of each
+// ResourceSpans, bytes its encoded size.
+func (c *counter) processTraces(_ context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+	if c.maxItems > 0 {
+		if err := c.checkRequestSize(td.SpanCount()); err != nil {
+			return td, err
+		}
+	}
+	var sizer ptrace.ProtoMarshaler
+	s := c.getScratch()
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		items := 0
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			items += sss.At(j).Spans().Len()
+		}
+		s.key = c.appendPdataKey(s.key[:0], rs.Resource().Attributes())
+		c.tally(s, c.lookup(s.key), int64(items), int64(sizer.ResourceSpansSize(rs)))
+	}
+	c.record(s)
+	c.scratch.Put(s)
+	return td, nil
+}
+
+// processMetrics meters a metrics batch on pdata: items are the data points
+// of each ResourceMetrics, bytes its encoded size.
+func (c *counter) processMetrics(_ context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
+	if c.maxItems > 0 {
+		if err := c.checkRequestSize(md.DataPointCount()); err != nil {
+			return md, err
+		}
+	}
+	var sizer pmetric.ProtoMarshaler
+	s := c.getScratch()
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		rm := rms.At(i)
+		items := 0
+		sms := rm.ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				items += dataPointCount(ms.At(k))
+			}
+		}
+		s.key = c.appendPdataKey(s.key[:0], rm.Resource().Attributes())
+		c.tally(s, c.lookup(s.key), int64(items), int64(sizer.ResourceMetricsSize(rm)))
+	}
+	c.record(s)
+	c.scratch.Put(s)
+	return md, nil
+}
+
+// dataPointCount counts a metric's data points the way
+// pmetric.Metrics.DataPointCount does.
+func dataPointCount(m pmetric.Metric) int {
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		return m.Gauge().DataPoints().Len()
+	case pmetric.MetricTypeSum:
+		return m.Sum().DataPoints().Len()
+	case pmetric.MetricTypeHistogram:
+		return m.Histogram().DataPoints().Len()
+	case pmetric.MetricTypeExponentialHistogram:
+		return m.ExponentialHistogram().DataPoints().Len()
+	case pmetric.MetricTypeSummary:
+		return m.Summary().DataPoints().Len()
+	}
+	return 0
+}
+
+// processLogs meters a logs batch on pdata: items are the log records of
+// each ResourceLogs, bytes its encoded size.
+func (c *counter) processLogs(_ context.Context, ld plog.Logs) (plog.Logs, error) {
+	if c.maxItems > 0 {
+		if err := c.checkRequestSize(ld.LogRecordCount()); err != nil {
+			return ld, err
+		}
+	}
+	var sizer plog.ProtoMarshaler
+	s := c.getScratch()
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		rl := rls.At(i)
+		items := 0
+		sls := rl.ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			items += sls.At(j).LogRecords().Len()
+		}
+		s.key = c.appendPdataKey(s.key[:0], rl.Resource().Attributes())
+		c.tally(s, c.lookup(s.key), int64(items), int64(sizer.ResourceLogsSize(rl)))
+	}
+	c.record(s)
+	c.scratch.Put(s)
+	return ld, nil
+}
