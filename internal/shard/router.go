@@ -1,0 +1,245 @@
+package shard
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
+	"github.com/otelcol-sdp/otelcol-sdp/sdp"
+	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
+)
+
+// DefaultShard receives the resources that carry none of a Router's routing
+// attributes. A fixed shard keeps them together and predictable; spreading
+// them by identity instead would route them as if no attribute key had been
+// configured.
+const DefaultShard = 0
+
+// ErrInvalidSettings reports RouterSettings that cannot route anything.
+var ErrInvalidSettings = errors.New("shard: invalid router settings")
+
+// RouterSettings configures a Router.
+type RouterSettings struct {
+	// Shards is the number of shards, at least 1.
+	Shards int
+	// Attributes, when not empty, are the resource attribute keys whose
+	// values form the routing key (see otlpwire.Resource.HashKeys). When
+	// empty, the routing key is the identity hash of all resource attributes.
+	Attributes []string
+	// MaxFrameBytes bounds the OTLP payload of one frame, at most
+	// sdp.MaxArrayLen; larger resources are split into several frames.
+	MaxFrameBytes int
+}
+
+// Router turns the bytes of an OTLP export request into SDP ResourceFrames
+// grouped by shard: one frame per resource, or several standalone frames
+// for a resource larger than MaxFrameBytes. All frames of one resource go to
+// the same shard, chosen with Jump from the resource's routing key.
+//
+// A Router holds no per-request state, so one Router may be used by several
+// goroutines at once, each with its own Frames.
+type Router struct {
+	shards        int
+	attributes    []string
+	maxFrameBytes int
+}
+
+// NewRouter returns a Router for s, or an error wrapping ErrInvalidSettings.
+func NewRouter(s RouterSettings) (*Router, error) {
+	switch {
+	case s.Shards < 1:
+		return nil, fmt.Errorf("%w: %d shards, want at least 1", ErrInvalidSettings, s.Shards)
+	case s.MaxFrameBytes < 1 || s.MaxFrameBytes > sdp.MaxArrayLen:
+		return nil, fmt.Errorf("%w: max frame bytes %d outside [1, %d]", ErrInvalidSettings, s.MaxFrameBytes, sdp.MaxArrayLen)
+	}
+	return &Router{
+		shards:        s.Shards,
+		attributes:    append([]string(nil), s.Attributes...),
+		maxFrameBytes: s.MaxFrameBytes,
+	}, nil
+}
+
+// Shards returns the number of shards the Router maps to.
+func (r *Router) Shards() int { return r.shards }
+
+// Unroutable describes a resource that Route could not frame.
+type Unroutable struct {
+	// Index is the position of the resource in the request (0-based), the
+	// same as its index in the pdata ResourceSpans/Metrics/Logs slice.
+	Index int
+	// Items is the resource's item count.
+	Items int
+	// Err says why; it wraps otlpwire.ErrItemTooLarge.
+	Err error
+}
+
+// Frames holds the result of Route. Reuse one Frames for successive
+// requests to keep its scratch space; the frame bytes themselves are
+// allocated afresh for every request because the transport keeps them until
+// the sidecar acknowledges them.
+type Frames struct {
+	// ByShard holds, at index i, the frames for shard i in request order.
+	ByShard [][]transport.Frame
+	// Frames, Items and Bytes total what ByShard holds (Bytes counts
+	// encoded frames).
+	Frames, Items, Bytes int
+	// Resources counts the resources that were framed.
+	Resources int
+	// Unroutable lists resources that could not be framed, in request order.
+	Unroutable []Unroutable
+
+	buf     []byte
+	scratch []byte
+	spans   []frameSpan
+	counts  []int
+}
+
+// scratchSlack covers the request tag and length that a chunk adds around a
+// resource, with room to spare.
+const scratchSlack = 64
+
+// frameSpan locates one encoded frame in Frames.buf. Offsets rather than
+// slices are recorded because buf may be reallocated while it grows.
+type frameSpan struct {
+	shard      int
+	start, end int
+	items      int
+}
+
+// Route frames every resource of req into dst, replacing what dst held.
+// A resource holding an item that cannot fit MaxFrameBytes on its own is
+// left out entirely (none of its chunks is kept) and listed in
+// dst.Unroutable. A malformed request returns an error wrapping
+// otlpwire.ErrMalformed and leaves dst empty.
+func (r *Router) Route(req otlpwire.Request, dst *Frames) error {
+	dst.reset(r.shards)
+	// The frames of a request are about as large as the request plus a
+	// small header per resource; sizing buf up front avoids regrowth.
+	dst.buf = make([]byte, 0, len(req.Bytes())+len(req.Bytes())/16+256)
+	// A chunk is never larger than the request or MaxFrameBytes (plus the
+	// envelope SplitResource adds); a scratch that size keeps splitting
+	// free of allocations across requests.
+	if want := min(len(req.Bytes()), r.maxFrameBytes) + scratchSlack; cap(dst.scratch) < want {
+		dst.scratch = make([]byte, 0, want)
+	}
+	index := -1
+	for rd, err := range req.Resources() {
+		if err != nil {
+			dst.reset(r.shards)
+			return err
+		}
+		index++
+		if err := r.routeResource(rd, index, dst); err != nil {
+			dst.reset(r.shards)
+			return err
+		}
+	}
+	dst.group(r.shards)
+	return nil
+}
+
+func (r *Router) routeResource(rd otlpwire.ResourceData, index int, dst *Frames) error {
+	res, err := rd.Resource()
+	if err != nil {
+		return err
+	}
+	identity, err := res.Hash()
+	if err != nil {
+		return err
+	}
+	shard, err := r.pick(res, identity)
+	if err != nil {
+		return err
+	}
+	frame := sdp.ResourceFrame{
+		Signal:       uint8(rd.Signal()),
+		Shard:        uint32(shard),
+		ResourceHash: identity,
+	}
+	bufMark, spanMark := len(dst.buf), len(dst.spans)
+	for chunk, err := range otlpwire.SplitResource(rd, r.maxFrameBytes, dst.scratch[:0]) {
+		if err != nil {
+			if !errors.Is(err, otlpwire.ErrItemTooLarge) {
+				return err
+			}
+			// Drop what was already framed of this resource so that it is
+			// either forwarded whole or not at all.
+			dst.buf, dst.spans = dst.buf[:bufMark], dst.spans[:spanMark]
+			items, countErr := rd.ItemCount()
+			if countErr != nil {
+				return countErr
+			}
+			dst.Unroutable = append(dst.Unroutable, Unroutable{Index: index, Items: items, Err: err})
+			return nil
+		}
+		frame.ItemCount = uint32(chunk.ItemCount)
+		frame.OTLP = chunk.Request
+		start := len(dst.buf)
+		if dst.buf, err = frame.AppendFrame(dst.buf); err != nil {
+			return err
+		}
+		dst.spans = append(dst.spans, frameSpan{shard: shard, start: start, end: len(dst.buf), items: chunk.ItemCount})
+	}
+	dst.Resources++
+	return nil
+}
+
+// pick returns the shard of a resource whose identity hash is identity.
+func (r *Router) pick(res otlpwire.Resource, identity uint64) (int, error) {
+	if len(r.attributes) == 0 {
+		return Jump(identity, r.shards), nil
+	}
+	key, found, err := res.HashKeys(r.attributes)
+	if err != nil {
+		return 0, err
+	}
+	if found == 0 {
+		return DefaultShard, nil
+	}
+	return Jump(key, r.shards), nil
+}
+
+func (f *Frames) reset(shards int) {
+	if cap(f.ByShard) < shards {
+		f.ByShard = make([][]transport.Frame, shards)
+	}
+	f.ByShard = f.ByShard[:shards]
+	clear(f.ByShard)
+	f.Frames, f.Items, f.Bytes, f.Resources = 0, 0, 0, 0
+	f.Unroutable = f.Unroutable[:0]
+	f.buf = nil
+	f.spans = f.spans[:0]
+}
+
+// group slices buf into frames and lays them out by shard in one backing
+// array, keeping request order within each shard.
+func (f *Frames) group(shards int) {
+	if len(f.spans) == 0 {
+		return
+	}
+	if cap(f.counts) < shards {
+		f.counts = make([]int, shards)
+	}
+	counts := f.counts[:shards]
+	clear(counts)
+	for _, s := range f.spans {
+		counts[s.shard]++
+	}
+	// The transport may keep the slices it is given, so the frame array is
+	// allocated per request like the bytes it points into.
+	all := make([]transport.Frame, len(f.spans))
+	offset := 0
+	for shard, n := range counts {
+		f.ByShard[shard] = all[offset : offset : offset+n]
+		offset += n
+	}
+	for _, s := range f.spans {
+		f.ByShard[s.shard] = append(f.ByShard[s.shard], transport.Frame{
+			Bytes: f.buf[s.start:s.end:s.end],
+			Items: s.items,
+		})
+		f.Frames++
+		f.Items += s.items
+		f.Bytes += s.end - s.start
+	}
+}

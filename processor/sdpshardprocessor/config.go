@@ -1,0 +1,184 @@
+package sdpshardprocessor
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/otelcol-sdp/otelcol-sdp/sdp"
+	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
+)
+
+// RoutingKey names what a resource's shard is derived from.
+type RoutingKey string
+
+const (
+	// RoutingKeyResource routes by the identity hash of all resource attributes.
+	RoutingKeyResource RoutingKey = "resource"
+	// RoutingKeyAttributes routes by the hash of the attributes listed in Config.Attributes.
+	RoutingKeyAttributes RoutingKey = "attributes"
+)
+
+// Mode says what the processor passes to the next consumer.
+type Mode string
+
+const (
+	// ModeTee forwards every resource and passes the batch on unchanged.
+	ModeTee Mode = "tee"
+	// ModeDivert forwards every resource and passes on only what could not
+	// be forwarded; a fully forwarded batch is not passed on at all.
+	ModeDivert Mode = "divert"
+)
+
+const (
+	// MinFrameBytes is the smallest accepted max_frame_bytes: below it the
+	// resource and scope envelope alone would not leave room for an item.
+	MinFrameBytes = 1024
+	// MaxFrameBytes is the largest accepted max_frame_bytes: SDP decoders
+	// reject a ResourceFrame whose otlp array is longer.
+	MaxFrameBytes = sdp.MaxArrayLen
+
+	defaultQueueBytes     = transport.DefaultQueueBytes
+	defaultDialTimeout    = transport.DefaultDialTimeout
+	defaultInitialBackoff = transport.DefaultInitialBackoff
+	defaultMaxBackoff     = transport.DefaultMaxBackoff
+	defaultFlushTimeout   = 10 * time.Second
+)
+
+// Config configures the sdpshard processor.
+type Config struct {
+	// Endpoints lists one sidecar per shard, as unix:///path/to.sock or
+	// tcp://host:port; the number of shards is len(Endpoints). Changing the
+	// list moves resources between shards (about 1/(N+1) of them when one
+	// endpoint is appended).
+	Endpoints []string `mapstructure:"endpoints"`
+	// RoutingKey is "resource" (default) or "attributes".
+	RoutingKey RoutingKey `mapstructure:"routing_key"`
+	// Attributes are the resource attribute keys hashed when RoutingKey is
+	// "attributes"; a resource that has none of them goes to shard 0.
+	Attributes []string `mapstructure:"attributes"`
+	// Mode is "tee" (default) or "divert".
+	Mode Mode `mapstructure:"mode"`
+	// MaxFrameBytes bounds the OTLP payload of one frame; larger resources
+	// are split by scope, then by items, into several frames.
+	MaxFrameBytes int `mapstructure:"max_frame_bytes"`
+	// QueueBytes bounds, per shard, the bytes of frames held until the
+	// sidecar acknowledges them. When a batch does not fit, the processor
+	// returns a retryable error.
+	QueueBytes int `mapstructure:"queue_bytes"`
+	// WaitForAck makes the processor return only once the sidecars have
+	// acknowledged every frame of the batch.
+	WaitForAck bool `mapstructure:"wait_for_ack"`
+	// Sender is the identity sent in each connection's Hello. Empty means
+	// the Collector's service.instance.id, else the host name.
+	Sender string `mapstructure:"sender"`
+	// DialTimeout bounds one connection attempt.
+	DialTimeout time.Duration `mapstructure:"dial_timeout"`
+	// InitialBackoff and MaxBackoff bound the exponential wait between
+	// connection attempts.
+	InitialBackoff time.Duration `mapstructure:"initial_backoff"`
+	// MaxBackoff is the longest wait between connection attempts.
+	MaxBackoff time.Duration `mapstructure:"max_backoff"`
+	// WriteTimeout bounds one write to a sidecar; a sidecar that stops
+	// reading for longer loses its connection, and the frames are sent
+	// again on the next one.
+	WriteTimeout time.Duration `mapstructure:"write_timeout"`
+	// AckTimeout recycles a connection on which frames are in flight but no
+	// ack has arrived for this long.
+	AckTimeout time.Duration `mapstructure:"ack_timeout"`
+	// FlushTimeout bounds how long Shutdown waits for held frames to be
+	// acknowledged when the shutdown context has no earlier deadline.
+	FlushTimeout time.Duration `mapstructure:"flush_timeout"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+func createDefaultConfig() *Config {
+	return &Config{
+		RoutingKey:     RoutingKeyResource,
+		Mode:           ModeTee,
+		MaxFrameBytes:  MaxFrameBytes,
+		QueueBytes:     defaultQueueBytes,
+		DialTimeout:    defaultDialTimeout,
+		InitialBackoff: defaultInitialBackoff,
+		MaxBackoff:     defaultMaxBackoff,
+		WriteTimeout:   transport.DefaultWriteTimeout,
+		AckTimeout:     transport.DefaultAckTimeout,
+		FlushTimeout:   defaultFlushTimeout,
+	}
+}
+
+// Validate checks the configuration; every error names the offending field.
+func (cfg *Config) Validate() error {
+	var errs []error
+	if len(cfg.Endpoints) == 0 {
+		errs = append(errs, errors.New("endpoints: at least one endpoint (one per shard) is required"))
+	}
+	seen := make(map[string]int, len(cfg.Endpoints))
+	for i, endpoint := range cfg.Endpoints {
+		if _, _, err := transport.ParseEndpoint(endpoint); err != nil {
+			errs = append(errs, fmt.Errorf("endpoints[%d]: %w", i, err))
+		}
+		if first, dup := seen[endpoint]; dup {
+			errs = append(errs, fmt.Errorf("endpoints[%d]: %q is already shard %d; each shard needs its own sidecar", i, endpoint, first))
+		} else {
+			seen[endpoint] = i
+		}
+	}
+	switch cfg.RoutingKey {
+	case RoutingKeyResource:
+		if len(cfg.Attributes) > 0 {
+			errs = append(errs, errors.New(`attributes: only used with routing_key "attributes"`))
+		}
+	case RoutingKeyAttributes:
+		if len(cfg.Attributes) == 0 {
+			errs = append(errs, errors.New(`attributes: at least one key is required with routing_key "attributes"`))
+		}
+		for i, key := range cfg.Attributes {
+			if key == "" {
+				errs = append(errs, fmt.Errorf("attributes[%d]: empty key", i))
+			}
+		}
+	default:
+		errs = append(errs, fmt.Errorf(`routing_key: unknown value %q, want "resource" or "attributes"`, cfg.RoutingKey))
+	}
+	switch cfg.Mode {
+	case ModeTee, ModeDivert:
+	default:
+		errs = append(errs, fmt.Errorf(`mode: unknown value %q, want "tee" or "divert"`, cfg.Mode))
+	}
+	if cfg.MaxFrameBytes < MinFrameBytes || cfg.MaxFrameBytes > MaxFrameBytes {
+		errs = append(errs, fmt.Errorf("max_frame_bytes: %d is outside [%d, %d] (SDP allows at most %d OTLP bytes in one frame)",
+			cfg.MaxFrameBytes, MinFrameBytes, MaxFrameBytes, MaxFrameBytes))
+	}
+	if minQueue := maxEncodedFrame(cfg.MaxFrameBytes); cfg.QueueBytes < minQueue {
+		errs = append(errs, fmt.Errorf("queue_bytes: %d cannot hold one frame of max_frame_bytes; want at least %d", cfg.QueueBytes, minQueue))
+	}
+	for _, d := range []struct {
+		field string
+		value time.Duration
+	}{
+		{"dial_timeout", cfg.DialTimeout},
+		{"initial_backoff", cfg.InitialBackoff},
+		{"max_backoff", cfg.MaxBackoff},
+		{"write_timeout", cfg.WriteTimeout},
+		{"ack_timeout", cfg.AckTimeout},
+		{"flush_timeout", cfg.FlushTimeout},
+	} {
+		if d.value <= 0 {
+			errs = append(errs, fmt.Errorf("%s: must be positive, got %s", d.field, d.value))
+		}
+	}
+	if cfg.InitialBackoff > 0 && cfg.MaxBackoff > 0 && cfg.MaxBackoff < cfg.InitialBackoff {
+		errs = append(errs, fmt.Errorf("max_backoff: %s is shorter than initial_backoff %s", cfg.MaxBackoff, cfg.InitialBackoff))
+	}
+	return errors.Join(errs...)
+}
+
+// frameOverhead is the most an encoded ResourceFrame adds around its OTLP
+// payload: the SDP header, sequence, signal, shard, resource hash, item
+// count and the otlp array's length prefix.
+const frameOverhead = sdp.HeaderSize + 8 + 1 + 4 + 8 + 4 + 4
+
+func maxEncodedFrame(maxFrameBytes int) int { return maxFrameBytes + frameOverhead }

@@ -1,0 +1,311 @@
+package sdpshardprocessor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processorhelper"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
+	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
+	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
+)
+
+// Refusal reasons, the values of the refused_batches reason attribute.
+const (
+	reasonQueueFull   = "queue_full"
+	reasonClosed      = "closed"
+	reasonRejected    = "rejected"
+	reasonUndelivered = "undelivered"
+	reasonCanceled    = "canceled"
+	reasonMalformed   = "malformed"
+)
+
+// shardProcessor is one signal's sdpshard processor. Processors of the same
+// component ID share their shardSet.
+type shardProcessor struct {
+	signal     otlpwire.Signal
+	mode       Mode
+	waitForAck bool
+	logger     *zap.Logger
+	registry   *registry
+	shards     *shardSet
+	router     *shard.Router
+	processor  attribute.KeyValue
+
+	// frames recycles the routing scratch space between batches.
+	frames sync.Pool
+
+	releaseOnce sync.Once
+}
+
+func (reg *registry) newProcessor(set processor.Settings, cfg *Config, signal otlpwire.Signal) (*shardProcessor, error) {
+	var attributes []string
+	if cfg.RoutingKey == RoutingKeyAttributes {
+		attributes = cfg.Attributes
+	}
+	router, err := shard.NewRouter(shard.RouterSettings{
+		Shards:        len(cfg.Endpoints),
+		Attributes:    attributes,
+		MaxFrameBytes: cfg.MaxFrameBytes,
+	})
+	if err != nil {
+		return nil, err
+	}
+	shards, err := reg.acquire(set, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := &shardProcessor{
+		signal:     signal,
+		mode:       cfg.Mode,
+		waitForAck: cfg.WaitForAck,
+		logger:     set.Logger,
+		registry:   reg,
+		shards:     shards,
+		router:     router,
+		processor:  attribute.String("processor", set.ID.String()),
+	}
+	p.frames.New = func() any { return new(shard.Frames) }
+	return p, nil
+}
+
+func (p *shardProcessor) options() []processorhelper.Option {
+	return []processorhelper.Option{
+		// Tee only reads the batch. Divert removes what it forwarded.
+		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: p.mode == ModeDivert}),
+		processorhelper.WithStart(func(context.Context, component.Host) error {
+			p.shards.start()
+			return nil
+		}),
+		processorhelper.WithShutdown(func(ctx context.Context) error {
+			p.releaseOnce.Do(func() { p.registry.release(ctx, p.shards) })
+			return nil
+		}),
+	}
+}
+
+// pdata v1.67.0 has no way to marshal into a caller's buffer (ProtoMarshaler
+// always allocates exactly the encoded size), so each batch costs one
+// allocation for its OTLP bytes; the frames are encoded into one more.
+var (
+	tracesMarshaler  ptrace.ProtoMarshaler
+	metricsMarshaler pmetric.ProtoMarshaler
+	logsMarshaler    plog.ProtoMarshaler
+)
+
+func (p *shardProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+	b, err := tracesMarshaler.MarshalTraces(td)
+	if err != nil {
+		return td, consumererror.NewPermanent(fmt.Errorf("marshalling traces: %w", err))
+	}
+	keep, err := p.forward(ctx, otlpwire.NewRequest(otlpwire.SignalTraces, b))
+	if err != nil || p.mode == ModeTee {
+		return td, err
+	}
+	if len(keep) == 0 {
+		return td, processorhelper.ErrSkipProcessingData
+	}
+	td.ResourceSpans().RemoveIf(keepOnly[ptrace.ResourceSpans](keep))
+	return td, nil
+}
+
+func (p *shardProcessor) processMetrics(ctx context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
+	b, err := metricsMarshaler.MarshalMetrics(md)
+	if err != nil {
+		return md, consumererror.NewPermanent(fmt.Errorf("marshalling metrics: %w", err))
+	}
+	keep, err := p.forward(ctx, otlpwire.NewRequest(otlpwire.SignalMetrics, b))
+	if err != nil || p.mode == ModeTee {
+		return md, err
+	}
+	if len(keep) == 0 {
+		return md, processorhelper.ErrSkipProcessingData
+	}
+	md.ResourceMetrics().RemoveIf(keepOnly[pmetric.ResourceMetrics](keep))
+	return md, nil
+}
+
+func (p *shardProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
+	b, err := logsMarshaler.MarshalLogs(ld)
+	if err != nil {
+		return ld, consumererror.NewPermanent(fmt.Errorf("marshalling logs: %w", err))
+	}
+	keep, err := p.forward(ctx, otlpwire.NewRequest(otlpwire.SignalLogs, b))
+	if err != nil || p.mode == ModeTee {
+		return ld, err
+	}
+	if len(keep) == 0 {
+		return ld, processorhelper.ErrSkipProcessingData
+	}
+	ld.ResourceLogs().RemoveIf(keepOnly[plog.ResourceLogs](keep))
+	return ld, nil
+}
+
+// keepOnly returns a RemoveIf predicate that keeps the resources at the
+// ascending indexes in keep and removes every other one.
+func keepOnly[T any](keep []int) func(T) bool {
+	index, next := -1, 0
+	return func(T) bool {
+		index++
+		if next < len(keep) && keep[next] == index {
+			next++
+			return false
+		}
+		return true
+	}
+}
+
+// forward is the wire stage: it frames the request by resource, sends the
+// frames to their shards and, with wait_for_ack, waits for the acks. It
+// returns the indexes of the resources it could not frame, which divert mode
+// passes on. It depends only on the request bytes, so a path that sees the
+// raw OTLP request before the receiver decodes it can call it too.
+func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unroutable []int, err error) {
+	frames := p.frames.Get().(*shard.Frames)
+	defer p.frames.Put(frames)
+	if err := p.router.Route(req, frames); err != nil {
+		p.refused(ctx, reasonMalformed)
+		return nil, consumererror.NewPermanent(fmt.Errorf("sdpshard: splitting %s by resource: %w", req.Signal(), err))
+	}
+	if len(frames.Unroutable) > 0 {
+		items := 0
+		for _, u := range frames.Unroutable {
+			unroutable = append(unroutable, u.Index)
+			items += u.Items
+		}
+		p.shards.telemetry.ProcessorSdpshardUnroutableItems.Add(ctx, int64(items), metric.WithAttributes(p.processor))
+		p.logger.Warn("Resources not forwarded to a sidecar: an item does not fit max_frame_bytes",
+			zap.Stringer("signal", req.Signal()), zap.Int("resources", len(frames.Unroutable)),
+			zap.Int("items", items), zap.Error(frames.Unroutable[0].Err))
+	}
+	if err := p.send(ctx, frames); err != nil {
+		return nil, err
+	}
+	return unroutable, nil
+}
+
+// send hands every shard its frames and, with wait_for_ack, waits until all
+// are settled.
+//
+// The transport accepts each Send whole or not at all, but a batch spans
+// several shards (and, when one shard's part exceeds queue_bytes, several
+// Sends). send first checks that every shard has room, which refuses a
+// batch before any of it is queued in the common case; when another batch
+// takes the room in between, part of this one may already be queued when it
+// is refused. Delivery is at least once: the client retries the whole batch
+// and the sidecars may see those resources twice.
+func (p *shardProcessor) send(ctx context.Context, frames *shard.Frames) error {
+	clients := p.shards.clients
+	sends := 0
+	for shard, fs := range frames.ByShard {
+		if len(fs) == 0 {
+			continue
+		}
+		size := 0
+		for _, f := range fs {
+			size += len(f.Bytes)
+		}
+		if free := p.shards.queueBytes - clients[shard].QueuedBytes(); size > free && size <= p.shards.queueBytes {
+			return p.refuse(ctx, fmt.Errorf("shard %d: %d bytes do not fit the %d free: %w", shard, size, free, transport.ErrQueueFull))
+		}
+		sends += (size + p.shards.queueBytes - 1) / p.shards.queueBytes
+	}
+	var settled chan error
+	var onSettled func(error)
+	if p.waitForAck {
+		// Buffered for every Send, so the transport's callback never blocks
+		// even after ctx ended and nobody reads any more.
+		settled = make(chan error, sends)
+		onSettled = func(err error) { settled <- err }
+	}
+	sent := 0
+	for shard, fs := range frames.ByShard {
+		for part := range queueSizedParts(fs, p.shards.queueBytes) {
+			if err := clients[shard].Send(part, onSettled); err != nil {
+				return p.refuse(ctx, fmt.Errorf("shard %d: %w", shard, err))
+			}
+			sent++
+		}
+	}
+	if !p.waitForAck {
+		return nil
+	}
+	for range sent {
+		select {
+		case err := <-settled:
+			if err != nil {
+				return p.refuse(ctx, err)
+			}
+		case <-ctx.Done():
+			return p.refuse(ctx, fmt.Errorf("waiting for sidecar acks: %w", ctx.Err()))
+		}
+	}
+	return nil
+}
+
+// queueSizedParts yields consecutive runs of frames of at most queueBytes
+// bytes each; one frame always fits, since Validate requires queue_bytes to
+// hold the largest frame.
+func queueSizedParts(frames []transport.Frame, queueBytes int) func(func([]transport.Frame) bool) {
+	return func(yield func([]transport.Frame) bool) {
+		start, size := 0, 0
+		for i, f := range frames {
+			if size+len(f.Bytes) > queueBytes && i > start {
+				if !yield(frames[start:i]) {
+					return
+				}
+				start, size = i, 0
+			}
+			size += len(f.Bytes)
+		}
+		if start < len(frames) {
+			yield(frames[start:])
+		}
+	}
+}
+
+// refuse counts a refused batch and returns err, marked permanent when
+// retrying cannot help (the sidecar rejected the data for good).
+func (p *shardProcessor) refuse(ctx context.Context, err error) error {
+	reason := reasonOf(err)
+	p.refused(ctx, reason)
+	err = fmt.Errorf("sdpshard: %w", err)
+	if reason == reasonRejected {
+		return consumererror.NewPermanent(err)
+	}
+	return consumererror.NewRetryableError(err)
+}
+
+func (p *shardProcessor) refused(ctx context.Context, reason string) {
+	// ctx may be cancelled already; the count must still be recorded.
+	p.shards.telemetry.ProcessorSdpshardRefusedBatches.Add(context.WithoutCancel(ctx), 1,
+		metric.WithAttributes(p.processor, attribute.String("reason", reason)))
+}
+
+func reasonOf(err error) string {
+	switch {
+	case errors.Is(err, transport.ErrRejected):
+		return reasonRejected
+	case errors.Is(err, transport.ErrUndelivered):
+		return reasonUndelivered
+	case errors.Is(err, transport.ErrClosed):
+		return reasonClosed
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return reasonCanceled
+	default:
+		return reasonQueueFull
+	}
+}

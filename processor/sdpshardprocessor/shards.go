@@ -1,0 +1,222 @@
+package sdpshardprocessor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-sdp/otelcol-sdp/sdp"
+	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
+	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/metadata"
+)
+
+// registry holds the shard sets of one factory, keyed by component ID, so
+// that the traces, metrics and logs processors of one configured sdpshard
+// processor share one connection per shard. It lives in the factory rather
+// than in a package variable so that two factories never share state.
+type registry struct {
+	mu   sync.Mutex
+	sets map[component.ID]*shardSet
+}
+
+func newRegistry() *registry {
+	return &registry{sets: make(map[component.ID]*shardSet)}
+}
+
+// acquire returns the shard set of set.ID, creating it on first use, and
+// counts one more user of it.
+func (reg *registry) acquire(set processor.Settings, cfg *Config) (*shardSet, error) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if s, ok := reg.sets[set.ID]; ok {
+		s.users++
+		return s, nil
+	}
+	s, err := newShardSet(set, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.users = 1
+	reg.sets[set.ID] = s
+	return s, nil
+}
+
+// release drops one user of s; the last user shuts the clients down.
+func (reg *registry) release(ctx context.Context, s *shardSet) {
+	reg.mu.Lock()
+	s.users--
+	last := s.users == 0
+	if last && reg.sets[s.id] == s {
+		delete(reg.sets, s.id)
+	}
+	reg.mu.Unlock()
+	if last {
+		s.shutdown(ctx)
+	}
+}
+
+// shardSet is one transport.Client per shard plus the telemetry they feed.
+type shardSet struct {
+	id           component.ID
+	logger       *zap.Logger
+	clients      []*transport.Client
+	queueBytes   int
+	flushTimeout time.Duration
+	telemetry    *metadata.TelemetryBuilder
+	obs          *observer
+
+	users     int // guarded by registry.mu
+	startOnce sync.Once
+}
+
+func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, fmt.Errorf("creating telemetry: %w", err)
+	}
+	obs := newObserver(tb, set.ID, len(cfg.Endpoints))
+	s := &shardSet{
+		id:           set.ID,
+		logger:       set.Logger,
+		queueBytes:   cfg.QueueBytes,
+		flushTimeout: cfg.FlushTimeout,
+		telemetry:    tb,
+		obs:          obs,
+	}
+	sender := cfg.Sender
+	if sender == "" {
+		sender = defaultSender(set)
+	}
+	for shard, endpoint := range cfg.Endpoints {
+		c, err := transport.NewClient(transport.ClientSettings{
+			Endpoint:       endpoint,
+			Sender:         sender,
+			Shard:          uint32(shard),
+			ShardCount:     uint32(len(cfg.Endpoints)),
+			QueueBytes:     cfg.QueueBytes,
+			DialTimeout:    cfg.DialTimeout,
+			InitialBackoff: cfg.InitialBackoff,
+			MaxBackoff:     cfg.MaxBackoff,
+			WriteTimeout:   cfg.WriteTimeout,
+			AckTimeout:     cfg.AckTimeout,
+			Logger:         set.Logger.With(zap.Int("shard", shard), zap.String("endpoint", endpoint)),
+			Observer:       obs,
+		})
+		if err != nil {
+			tb.Shutdown()
+			return nil, fmt.Errorf("endpoints[%d]: %w", shard, err)
+		}
+		s.clients = append(s.clients, c)
+	}
+	err = tb.RegisterProcessorSdpshardQueueBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
+		for shard, c := range s.clients {
+			o.Observe(int64(c.QueuedBytes()), obs.shardAttrs[shard])
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Shutdown()
+		return nil, fmt.Errorf("registering queue_bytes gauge: %w", err)
+	}
+	return s, nil
+}
+
+// defaultSender is the Collector's service.instance.id, else the host name,
+// so that a sidecar can tell gateways apart across restarts.
+func defaultSender(set processor.Settings) string {
+	if v, ok := set.Resource.Attributes().Get("service.instance.id"); ok && v.AsString() != "" {
+		return v.AsString()
+	}
+	if host, err := os.Hostname(); err == nil && host != "" {
+		return host
+	}
+	return "otelcol-sdp"
+}
+
+func (s *shardSet) start() {
+	s.startOnce.Do(func() {
+		for _, c := range s.clients {
+			c.Start()
+		}
+	})
+}
+
+// shutdown flushes every client concurrently until ctx ends or
+// flush_timeout passes, whichever is first. What is left undelivered is
+// logged and counted by the clients (undelivered_items); it is not returned
+// because the Collector is stopping and can do nothing more with it.
+func (s *shardSet) shutdown(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, s.flushTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, c := range s.clients {
+		wg.Go(func() {
+			if err := c.Shutdown(ctx); err != nil && !errors.Is(err, transport.ErrUndelivered) {
+				s.logger.Warn("Shutting down sidecar client", zap.Error(err))
+			}
+		})
+	}
+	wg.Wait()
+	s.telemetry.Shutdown()
+}
+
+// observer turns transport events into the processor's metrics. The
+// attribute sets are built once: the callbacks run on the send path.
+type observer struct {
+	tb         *metadata.TelemetryBuilder
+	shardAttrs []metric.MeasurementOption
+	ackAttrs   [][3]metric.MeasurementOption
+}
+
+func newObserver(tb *metadata.TelemetryBuilder, id component.ID, shards int) *observer {
+	o := &observer{tb: tb}
+	processorAttr := attribute.String("processor", id.String())
+	for shard := range shards {
+		shardAttr := attribute.Int("shard", shard)
+		o.shardAttrs = append(o.shardAttrs, metric.WithAttributeSet(attribute.NewSet(processorAttr, shardAttr)))
+		var acks [3]metric.MeasurementOption
+		for status, name := range [3]string{"accepted", "retry", "rejected"} {
+			acks[status] = metric.WithAttributeSet(attribute.NewSet(processorAttr, shardAttr, attribute.String("status", name)))
+		}
+		o.ackAttrs = append(o.ackAttrs, acks)
+	}
+	return o
+}
+
+var _ transport.Observer = (*observer)(nil)
+
+func (o *observer) FrameSent(shard uint32, frameBytes, items int, retransmission bool) {
+	ctx, attrs := context.Background(), o.shardAttrs[shard]
+	o.tb.ProcessorSdpshardFramesSent.Add(ctx, 1, attrs)
+	o.tb.ProcessorSdpshardBytesSent.Add(ctx, int64(frameBytes), attrs)
+	o.tb.ProcessorSdpshardItemsSent.Add(ctx, int64(items), attrs)
+	if retransmission {
+		o.tb.ProcessorSdpshardRetransmissions.Add(ctx, 1, attrs)
+	}
+}
+
+func (o *observer) AckReceived(shard uint32, status sdp.AckStatus, frames int) {
+	if int(status) >= len(o.ackAttrs[shard]) {
+		return
+	}
+	o.tb.ProcessorSdpshardAcks.Add(context.Background(), int64(frames), o.ackAttrs[shard][status])
+}
+
+func (o *observer) Connected(shard uint32, reconnect bool) {
+	if reconnect {
+		o.tb.ProcessorSdpshardReconnects.Add(context.Background(), 1, o.shardAttrs[shard])
+	}
+}
+
+func (o *observer) Undelivered(shard uint32, _, items int) {
+	o.tb.ProcessorSdpshardUndeliveredItems.Add(context.Background(), int64(items), o.shardAttrs[shard])
+}
