@@ -22,9 +22,12 @@ import (
 
 // Type IDs: a struct's 1-based position in otlp_frames.sdp.
 const (
-	TypeHello         uint16 = 1
+	// TypeHello identifies a Hello frame.
+	TypeHello uint16 = 1
+	// TypeResourceFrame identifies a ResourceFrame frame.
 	TypeResourceFrame uint16 = 2
-	TypeAck           uint16 = 3
+	// TypeAck identifies an Ack frame.
+	TypeAck uint16 = 3
 )
 
 // Limits shared with the reference decoders.
