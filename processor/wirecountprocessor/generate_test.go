@@ -43,6 +43,12 @@ func fillResource(r *rand.Rand, res pcommon.Resource) {
 	if r.IntN(2) == 0 {
 		attrs.PutBool("canary", r.IntN(2) == 0)
 	}
+	switch r.IntN(3) {
+	case 0:
+		attrs.PutEmptyBytes("blob").FromRaw([]byte{byte(r.IntN(4)), 0xff})
+	case 1:
+		attrs.PutEmpty("blob")
+	}
 	attrs.PutStr("host.name", fmt.Sprintf("host-%d", r.IntN(1000)))
 	attrs.PutDouble("padding", r.Float64())
 }

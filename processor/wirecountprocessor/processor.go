@@ -52,6 +52,11 @@ type tally struct {
 type scratch struct {
 	key     []byte
 	tallies []tally
+
+	// Used by the request bytes path: the group keys of a request's
+	// resources, back to back, and what each resource holds.
+	keys      []byte
+	resources []wireResource
 }
 
 // counter meters one processor instance (one pipeline, one signal). Both

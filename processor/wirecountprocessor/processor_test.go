@@ -159,7 +159,7 @@ func startProcessor[P component.Component](t *testing.T, create func() (P, error
 var groupBys = map[string][]string{
 	"service":        {"service.name"},
 	"tenant_service": {"tenant", "service.name"},
-	"typed":          {"canary", "tenant"},
+	"typed":          {"canary", "tenant", "blob", "padding"},
 	"absent":         {"not.there"},
 	"none":           {},
 }
