@@ -230,6 +230,14 @@ func (s *Server) serveFrames(conn net.Conn, log **zap.Logger) error {
 	if writeTimeout <= 0 {
 		writeTimeout = DefaultAckWriteTimeout
 	}
+	// Acks of frames handled before a bad one still go out, so that the
+	// client does not send those frames again.
+	defer func() {
+		if out.Buffered() > 0 {
+			conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+			out.Flush()
+		}
+	}()
 	var (
 		f      sdp.ResourceFrame
 		ack    sdp.Ack
