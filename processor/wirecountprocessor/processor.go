@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"strconv"
 	"sync"
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
@@ -238,8 +239,8 @@ func (c *counter) checkRequestSize(items int) error {
 func (c *counter) getScratch() *scratch { return c.scratch.Get().(*scratch) }
 
 // appendPdataKey appends the group key of a resource's attributes. Values
-// render like pcommon.Value.AsString; strings, the usual case, without an
-// allocation.
+// render like pcommon.Value.AsString; strings, ints and bools without an
+// allocation, other kinds through AsString itself.
 func (c *counter) appendPdataKey(dst []byte, attrs pcommon.Map) []byte {
 	for _, k := range c.groupBy {
 		start := len(dst)
@@ -249,6 +250,10 @@ func (c *counter) appendPdataKey(dst []byte, attrs pcommon.Map) []byte {
 			dst = append(dst, MissingValue...)
 		case v.Type() == pcommon.ValueTypeStr:
 			dst = append(dst, v.Str()...)
+		case v.Type() == pcommon.ValueTypeInt:
+			dst = strconv.AppendInt(dst, v.Int(), 10)
+		case v.Type() == pcommon.ValueTypeBool:
+			dst = strconv.AppendBool(dst, v.Bool())
 		default:
 			dst = append(dst, v.AsString()...)
 		}

@@ -139,7 +139,7 @@ func newSettings(tt *componenttest.Telemetry, name string) processor.Settings {
 	return set
 }
 
-func newTelemetry(t *testing.T) *componenttest.Telemetry {
+func newTelemetry(t testing.TB) *componenttest.Telemetry {
 	tt := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })
 	return tt

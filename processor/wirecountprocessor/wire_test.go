@@ -18,7 +18,7 @@ import (
 )
 
 // newTestCounter builds a counter reporting to its own telemetry.
-func newTestCounter(t *testing.T, cfg *Config, signal pipeline.Signal) (*counter, *componenttest.Telemetry) {
+func newTestCounter(t testing.TB, cfg *Config, signal pipeline.Signal) (*counter, *componenttest.Telemetry) {
 	t.Helper()
 	tt := newTelemetry(t)
 	c, err := newCounter(newSettings(tt, "same"), cfg, signal)
