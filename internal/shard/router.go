@@ -92,6 +92,41 @@ type Frames struct {
 	scratch []byte
 	spans   []frameSpan
 	counts  []int
+	sink    *chunkSink
+}
+
+// chunkSink encodes the chunks of one resource into its Frames.
+type chunkSink struct {
+	frames *Frames
+	frame  sdp.ResourceFrame
+	shard  int
+	err    error
+	yield  func(otlpwire.Chunk, error) bool
+}
+
+func (f *Frames) chunkSink() *chunkSink {
+	if f.sink == nil {
+		f.sink = &chunkSink{frames: f}
+		f.sink.yield = f.sink.add
+	}
+	return f.sink
+}
+
+func (s *chunkSink) add(chunk otlpwire.Chunk, err error) bool {
+	if err != nil {
+		s.err = err
+		return false
+	}
+	f := s.frames
+	s.frame.ItemCount = uint32(chunk.ItemCount)
+	s.frame.OTLP = chunk.Request
+	start := len(f.buf)
+	if f.buf, s.err = s.frame.AppendFrame(f.buf); s.err != nil {
+		return false
+	}
+	s.frame.OTLP = nil
+	f.spans = append(f.spans, frameSpan{shard: s.shard, start: start, end: len(f.buf), items: chunk.ItemCount})
+	return true
 }
 
 // scratchSlack covers the request tag and length that a chunk adds around a
@@ -151,34 +186,31 @@ func (r *Router) routeResource(rd otlpwire.ResourceData, index int, dst *Frames)
 	if err != nil {
 		return err
 	}
-	frame := sdp.ResourceFrame{
+	sink := dst.chunkSink()
+	sink.frame = sdp.ResourceFrame{
 		Signal:       uint8(rd.Signal()),
 		Shard:        uint32(shard),
 		ResourceHash: identity,
 	}
+	sink.shard, sink.err = shard, nil
 	bufMark, spanMark := len(dst.buf), len(dst.spans)
-	for chunk, err := range otlpwire.SplitResource(rd, r.maxFrameBytes, dst.scratch[:0]) {
-		if err != nil {
-			if !errors.Is(err, otlpwire.ErrItemTooLarge) {
-				return err
-			}
-			// Drop what was already framed of this resource so that it is
-			// either forwarded whole or not at all.
-			dst.buf, dst.spans = dst.buf[:bufMark], dst.spans[:spanMark]
-			items, countErr := rd.ItemCount()
-			if countErr != nil {
-				return countErr
-			}
-			dst.Unroutable = append(dst.Unroutable, Unroutable{Index: index, Items: items, Err: err})
-			return nil
-		}
-		frame.ItemCount = uint32(chunk.ItemCount)
-		frame.OTLP = chunk.Request
-		start := len(dst.buf)
-		if dst.buf, err = frame.AppendFrame(dst.buf); err != nil {
+	// The sequence is called with a yield function kept in dst rather than
+	// ranged over: a range loop's body closure would escape into the
+	// iterator and cost several allocations per resource.
+	otlpwire.SplitResource(rd, r.maxFrameBytes, dst.scratch[:0])(sink.yield)
+	if err := sink.err; err != nil {
+		if !errors.Is(err, otlpwire.ErrItemTooLarge) {
 			return err
 		}
-		dst.spans = append(dst.spans, frameSpan{shard: shard, start: start, end: len(dst.buf), items: chunk.ItemCount})
+		// Drop what was already framed of this resource so that it is
+		// either forwarded whole or not at all.
+		dst.buf, dst.spans = dst.buf[:bufMark], dst.spans[:spanMark]
+		items, countErr := rd.ItemCount()
+		if countErr != nil {
+			return countErr
+		}
+		dst.Unroutable = append(dst.Unroutable, Unroutable{Index: index, Items: items, Err: err})
+		return nil
 	}
 	dst.Resources++
 	return nil

@@ -1,0 +1,289 @@
+package shard
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
+	"github.com/otelcol-sdp/otelcol-sdp/sdp"
+)
+
+// makeTraces builds resources with distinct service names, each holding
+// spans with a few attributes; pad lengthens every span's name.
+func makeTraces(resources, spans int, pad int) ptrace.Traces {
+	td := ptrace.NewTraces()
+	for r := range resources {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", fmt.Sprintf("svc-%d", r))
+		rs.Resource().Attributes().PutInt("host.index", int64(r))
+		ss := rs.ScopeSpans().AppendEmpty()
+		ss.Scope().SetName("scope")
+		for s := range spans {
+			span := ss.Spans().AppendEmpty()
+			span.SetName(fmt.Sprintf("span-%d-%d%s", r, s, strings.Repeat("x", pad)))
+			span.SetTraceID(pcommon.TraceID{byte(r), byte(s), 1})
+			span.SetSpanID(pcommon.SpanID{byte(s), 2})
+			span.Attributes().PutStr("k", "v")
+		}
+	}
+	return td
+}
+
+func marshal(t testing.TB, td ptrace.Traces) otlpwire.Request {
+	b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return otlpwire.NewRequest(otlpwire.SignalTraces, b)
+}
+
+// decoded is a frame of Frames.ByShard, decoded.
+type decoded struct {
+	shard int
+	frame sdp.ResourceFrame
+	td    ptrace.Traces
+}
+
+func decodeAll(t *testing.T, f *Frames) []decoded {
+	t.Helper()
+	var out []decoded
+	for shard, frames := range f.ByShard {
+		for _, fr := range frames {
+			msg, n, err := sdp.Decode(fr.Bytes)
+			if err != nil || n != len(fr.Bytes) {
+				t.Fatalf("shard %d: decoding frame: n=%d of %d, %v", shard, n, len(fr.Bytes), err)
+			}
+			rf, ok := msg.(*sdp.ResourceFrame)
+			if !ok {
+				t.Fatalf("shard %d: got %T, want *sdp.ResourceFrame", shard, msg)
+			}
+			td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(rf.OTLP)
+			if err != nil {
+				t.Fatalf("shard %d: frame OTLP does not unmarshal: %v", shard, err)
+			}
+			if int(rf.Shard) != shard || int(rf.ItemCount) != td.SpanCount() || fr.Items != td.SpanCount() {
+				t.Fatalf("shard %d: frame says shard %d, %d items (Frame.Items %d), payload holds %d",
+					shard, rf.Shard, rf.ItemCount, fr.Items, td.SpanCount())
+			}
+			out = append(out, decoded{shard: shard, frame: *rf, td: td})
+		}
+	}
+	return out
+}
+
+func TestRouteOneFramePerResource(t *testing.T) {
+	td := makeTraces(20, 5, 0)
+	r, err := NewRouter(RouterSettings{Shards: 4, MaxFrameBytes: sdp.MaxArrayLen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f Frames
+	if err := r.Route(marshal(t, td), &f); err != nil {
+		t.Fatal(err)
+	}
+	got := decodeAll(t, &f)
+	if len(got) != 20 || f.Frames != 20 || f.Resources != 20 || f.Items != 100 {
+		t.Fatalf("got %d frames (Frames=%d Resources=%d Items=%d), want 20 frames of 5 items", len(got), f.Frames, f.Resources, f.Items)
+	}
+	shardsUsed := map[int]bool{}
+	for _, d := range got {
+		if d.td.ResourceSpans().Len() != 1 {
+			t.Fatalf("frame holds %d resources, want 1", d.td.ResourceSpans().Len())
+		}
+		name, _ := d.td.ResourceSpans().At(0).Resource().Attributes().Get("service.name")
+		var want ptrace.ResourceSpans
+		for i := range td.ResourceSpans().Len() {
+			if v, _ := td.ResourceSpans().At(i).Resource().Attributes().Get("service.name"); v.Str() == name.Str() {
+				want = td.ResourceSpans().At(i)
+			}
+		}
+		wantTD := ptrace.NewTraces()
+		want.CopyTo(wantTD.ResourceSpans().AppendEmpty())
+		wantBytes, _ := (&ptrace.ProtoMarshaler{}).MarshalTraces(wantTD)
+		gotBytes, _ := (&ptrace.ProtoMarshaler{}).MarshalTraces(d.td)
+		if string(wantBytes) != string(gotBytes) {
+			t.Errorf("%s: frame payload differs from the resource's own data", name.Str())
+		}
+		shardsUsed[d.shard] = true
+	}
+	if len(shardsUsed) < 2 {
+		t.Errorf("20 resources all landed on %v of 4 shards", shardsUsed)
+	}
+}
+
+func TestRouteIsStableAndMatchesJump(t *testing.T) {
+	r, _ := NewRouter(RouterSettings{Shards: 7, MaxFrameBytes: sdp.MaxArrayLen})
+	var f Frames
+	first := map[uint64]int{}
+	for round := range 3 {
+		// Different batches, different resource order: same placement.
+		td := makeTraces(10+round*5, 1+round, 0)
+		if err := r.Route(marshal(t, td), &f); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range decodeAll(t, &f) {
+			if d.shard != Jump(d.frame.ResourceHash, 7) {
+				t.Fatalf("resource hash %#x on shard %d, Jump says %d", d.frame.ResourceHash, d.shard, Jump(d.frame.ResourceHash, 7))
+			}
+			if prev, ok := first[d.frame.ResourceHash]; ok && prev != d.shard {
+				t.Fatalf("resource %#x moved from shard %d to %d", d.frame.ResourceHash, prev, d.shard)
+			}
+			first[d.frame.ResourceHash] = d.shard
+		}
+	}
+}
+
+func TestRouteByAttributes(t *testing.T) {
+	td := ptrace.NewTraces()
+	for i := range 12 {
+		rs := td.ResourceSpans().AppendEmpty()
+		// Two tenants, many hosts each: routing by tenant must ignore host.
+		if i < 10 {
+			rs.Resource().Attributes().PutStr("tenant", fmt.Sprintf("t%d", i%2))
+		}
+		rs.Resource().Attributes().PutStr("host.name", fmt.Sprintf("h%d", i))
+		rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty().SetName("s")
+	}
+	r, _ := NewRouter(RouterSettings{Shards: 16, Attributes: []string{"tenant"}, MaxFrameBytes: sdp.MaxArrayLen})
+	var f Frames
+	if err := r.Route(marshal(t, td), &f); err != nil {
+		t.Fatal(err)
+	}
+	tenantShard := map[string]int{}
+	defaults := 0
+	for _, d := range decodeAll(t, &f) {
+		tenant, ok := d.td.ResourceSpans().At(0).Resource().Attributes().Get("tenant")
+		if !ok {
+			defaults++
+			if d.shard != DefaultShard {
+				t.Errorf("resource without tenant on shard %d, want DefaultShard %d", d.shard, DefaultShard)
+			}
+			continue
+		}
+		if prev, seen := tenantShard[tenant.Str()]; seen && prev != d.shard {
+			t.Errorf("tenant %s on shards %d and %d", tenant.Str(), prev, d.shard)
+		}
+		tenantShard[tenant.Str()] = d.shard
+	}
+	if defaults != 2 || len(tenantShard) != 2 {
+		t.Fatalf("got %d default-routed resources and tenants %v, want 2 and 2", defaults, tenantShard)
+	}
+}
+
+func TestRouteSplitsLargeResources(t *testing.T) {
+	// One resource of 200 spans of ~1 KiB each cannot fit a 16 KiB frame.
+	td := makeTraces(2, 200, 1000)
+	r, _ := NewRouter(RouterSettings{Shards: 3, MaxFrameBytes: 16 << 10})
+	var f Frames
+	if err := r.Route(marshal(t, td), &f); err != nil {
+		t.Fatal(err)
+	}
+	perResource := map[uint64]int{}
+	shardOf := map[uint64]int{}
+	spans := map[string]int{}
+	for _, d := range decodeAll(t, &f) {
+		if len(d.frame.OTLP) > 16<<10 {
+			t.Errorf("frame OTLP is %d bytes, over the 16 KiB limit", len(d.frame.OTLP))
+		}
+		if prev, ok := shardOf[d.frame.ResourceHash]; ok && prev != d.shard {
+			t.Errorf("chunks of one resource on shards %d and %d", prev, d.shard)
+		}
+		shardOf[d.frame.ResourceHash] = d.shard
+		perResource[d.frame.ResourceHash]++
+		ss := d.td.ResourceSpans().At(0).ScopeSpans()
+		for i := range ss.Len() {
+			for j := range ss.At(i).Spans().Len() {
+				spans[ss.At(i).Spans().At(j).Name()]++
+			}
+		}
+	}
+	if len(perResource) != 2 {
+		t.Fatalf("frames carry %d resources, want 2", len(perResource))
+	}
+	for h, n := range perResource {
+		if n < 10 {
+			t.Errorf("resource %#x in %d frames, want at least 10 (200 KiB in 16 KiB frames)", h, n)
+		}
+	}
+	if len(spans) != 400 || f.Items != 400 {
+		t.Fatalf("got %d distinct spans (Items %d), want 400", len(spans), f.Items)
+	}
+	for name, n := range spans {
+		if n != 1 {
+			t.Errorf("span %s.. appears %d times", name[:12], n)
+		}
+	}
+}
+
+func TestRouteLeavesOutResourcesWithOversizedItems(t *testing.T) {
+	td := makeTraces(3, 2, 0)
+	// The middle resource gets one span far larger than a frame.
+	td.ResourceSpans().At(1).ScopeSpans().At(0).Spans().At(1).SetName(strings.Repeat("y", 4096))
+	r, _ := NewRouter(RouterSettings{Shards: 2, MaxFrameBytes: 2048})
+	var f Frames
+	if err := r.Route(marshal(t, td), &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Unroutable) != 1 || f.Unroutable[0].Index != 1 || f.Unroutable[0].Items != 2 ||
+		!errors.Is(f.Unroutable[0].Err, otlpwire.ErrItemTooLarge) {
+		t.Fatalf("Unroutable = %+v, want resource 1 with 2 items and ErrItemTooLarge", f.Unroutable)
+	}
+	for _, d := range decodeAll(t, &f) {
+		if v, _ := d.td.ResourceSpans().At(0).Resource().Attributes().Get("service.name"); v.Str() == "svc-1" {
+			t.Fatal("a chunk of the unroutable resource was kept")
+		}
+	}
+	if f.Resources != 2 || f.Items != 4 {
+		t.Fatalf("framed %d resources, %d items; want 2 and 4", f.Resources, f.Items)
+	}
+}
+
+func TestRouteRejectsMalformedRequests(t *testing.T) {
+	r, _ := NewRouter(RouterSettings{Shards: 2, MaxFrameBytes: 4096})
+	var f Frames
+	good := marshal(t, makeTraces(2, 1, 0)).Bytes()
+	bad := good[:len(good)-3]
+	err := r.Route(otlpwire.NewRequest(otlpwire.SignalTraces, bad), &f)
+	if !errors.Is(err, otlpwire.ErrMalformed) {
+		t.Fatalf("Route(truncated) = %v, want ErrMalformed", err)
+	}
+	if f.Frames != 0 || len(f.ByShard[0])+len(f.ByShard[1]) != 0 {
+		t.Fatalf("a failed Route left %d frames", f.Frames)
+	}
+}
+
+func TestNewRouterValidates(t *testing.T) {
+	for _, s := range []RouterSettings{
+		{Shards: 0, MaxFrameBytes: 1000},
+		{Shards: 1, MaxFrameBytes: 0},
+		{Shards: 1, MaxFrameBytes: sdp.MaxArrayLen + 1},
+	} {
+		if _, err := NewRouter(s); !errors.Is(err, ErrInvalidSettings) {
+			t.Errorf("NewRouter(%+v) = %v, want ErrInvalidSettings", s, err)
+		}
+	}
+}
+
+// The per-resource cost must not grow with allocations: a reused Frames
+// allocates the frame bytes and the frame array once per request.
+func TestRouteAllocationsPerRequest(t *testing.T) {
+	req := marshal(t, makeTraces(50, 10, 0))
+	r, _ := NewRouter(RouterSettings{Shards: 8, MaxFrameBytes: sdp.MaxArrayLen})
+	var f Frames
+	if err := r.Route(req, &f); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(20, func() {
+		if err := r.Route(req, &f); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 4 {
+		t.Fatalf("Route allocated %.1f times for 50 resources, want at most 4 per request", allocs)
+	}
+}
