@@ -1,6 +1,19 @@
 package otlpwire
 
-// appendJSON renders an array or kvlist value as JSON.
+import (
+	"bytes"
+	"encoding/base64"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// appendJSON renders an array or kvlist value as JSON, byte for byte as
+// pdata's AsString does (encoding/json over AsRaw, without HTML escaping):
+// kvlist keys sorted bytewise with the last duplicate winning, bytes as
+// base64 strings, empty values as null. Like pdata, it renders nothing when
+// a double inside is NaN or infinite, and it also renders nothing when the
+// nested content is malformed.
 func appendJSON(dst []byte, v Value) []byte {
 	out, ok := appendJSONValue(dst, v, 0)
 	if !ok {
@@ -10,5 +23,152 @@ func appendJSON(dst []byte, v Value) []byte {
 }
 
 func appendJSONValue(dst []byte, v Value, depth int) ([]byte, bool) {
+	if depth > maxDepth {
+		return dst, false
+	}
+	switch v.kind {
+	case ValueKindEmpty:
+		return append(dst, "null"...), true
+	case ValueKindStr:
+		return appendJSONString(dst, v.data), true
+	case ValueKindBool:
+		return strconv.AppendBool(dst, v.num != 0), true
+	case ValueKindInt:
+		return strconv.AppendInt(dst, int64(v.num), 10), true
+	case ValueKindDouble:
+		f := math.Float64frombits(v.num)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return dst, false
+		}
+		return appendES6Float(dst, f), true
+	case ValueKindBytes:
+		dst = append(dst, '"')
+		dst = base64.StdEncoding.AppendEncode(dst, v.data)
+		return append(dst, '"'), true
+	case ValueKindSlice:
+		dst = append(dst, '[')
+		first := true
+		for e, err := range v.Slice() {
+			if err != nil {
+				return dst, false
+			}
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			var ok bool
+			if dst, ok = appendJSONValue(dst, e, depth+1); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, ']'), true
+	case ValueKindMap:
+		return appendJSONMap(dst, v.data, depth)
+	}
 	return dst, false
+}
+
+// appendJSONMap writes the entries in key order without allocating: each
+// round selects the smallest key greater than the previous one.
+func appendJSONMap(dst, list []byte, depth int) ([]byte, bool) {
+	dst = append(dst, '{')
+	var prev []byte
+	havePrev := false
+	for {
+		var key []byte
+		var val KeyValue
+		found := false
+		rd := newReader(list, &schemaKeyValueList)
+		for {
+			f, ok, err := rd.next()
+			if err != nil {
+				return dst, false
+			}
+			if !ok {
+				break
+			}
+			if f.num != 1 {
+				continue
+			}
+			kv, err := parseKeyValue(f.data)
+			if err != nil {
+				return dst, false
+			}
+			if havePrev && bytes.Compare(kv.key, prev) <= 0 {
+				continue
+			}
+			// The last occurrence of the smallest key wins, as in AsRaw.
+			if c := bytes.Compare(kv.key, key); !found || c < 0 || c == 0 {
+				key, val, found = kv.key, kv, true
+			}
+		}
+		if !found {
+			return append(dst, '}'), true
+		}
+		if havePrev {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, key)
+		dst = append(dst, ':')
+		v, err := val.Value()
+		if err != nil {
+			return dst, false
+		}
+		var ok bool
+		if dst, ok = appendJSONValue(dst, v, depth+1); !ok {
+			return dst, false
+		}
+		prev, havePrev = key, true
+	}
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString quotes s as encoding/json does with HTML escaping off.
+func appendJSONString(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRune(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		} else if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xf])
+		} else {
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
