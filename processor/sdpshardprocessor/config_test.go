@@ -1,0 +1,96 @@
+package sdpshardprocessor
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/metadata"
+)
+
+func loadConfig(t *testing.T, name string) (*Config, error) {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	id := component.NewID(metadata.Type)
+	if name != "" {
+		id = component.NewIDWithName(metadata.Type, name)
+	}
+	sub, err := cm.Sub(id.String())
+	require.NoError(t, err)
+	cfg := NewFactory().CreateDefaultConfig()
+	require.NoError(t, sub.Unmarshal(cfg))
+	return cfg.(*Config), confmap.Validate(cfg)
+}
+
+func TestLoadConfigDefaults(t *testing.T) {
+	cfg, err := loadConfig(t, "")
+	require.NoError(t, err)
+	want := createDefaultConfig()
+	want.Endpoints = []string{"unix:///run/sdp/shard-0.sock"}
+	assert.Equal(t, want, cfg)
+	assert.Equal(t, RoutingKeyResource, cfg.RoutingKey)
+	assert.Equal(t, ModeTee, cfg.Mode)
+	assert.Equal(t, 1_000_000, cfg.MaxFrameBytes)
+	assert.Equal(t, 64<<20, cfg.QueueBytes)
+	assert.False(t, cfg.WaitForAck)
+}
+
+func TestLoadConfigCustom(t *testing.T) {
+	cfg, err := loadConfig(t, "custom")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"unix:///run/sdp/shard-0.sock", "tcp://127.0.0.1:4501", "tcp://sidecar-2.sdp.svc:4501"}, cfg.Endpoints)
+	assert.Equal(t, RoutingKeyAttributes, cfg.RoutingKey)
+	assert.Equal(t, []string{"service.name", "tenant.id"}, cfg.Attributes)
+	assert.Equal(t, ModeDivert, cfg.Mode)
+	assert.Equal(t, 262144, cfg.MaxFrameBytes)
+	assert.Equal(t, 16777216, cfg.QueueBytes)
+	assert.True(t, cfg.WaitForAck)
+	assert.Equal(t, "gateway-0", cfg.Sender)
+	assert.Equal(t, 2*time.Second, cfg.DialTimeout)
+	assert.Equal(t, 50*time.Millisecond, cfg.InitialBackoff)
+	assert.Equal(t, 2*time.Second, cfg.MaxBackoff)
+	assert.Equal(t, 3*time.Second, cfg.WriteTimeout)
+	assert.Equal(t, 15*time.Second, cfg.AckTimeout)
+	assert.Equal(t, 20*time.Second, cfg.FlushTimeout)
+}
+
+func TestValidateNamesTheField(t *testing.T) {
+	tests := []struct {
+		name string
+		want []string // substrings of the error
+	}{
+		{"no_endpoints", []string{"endpoints:", "at least one endpoint"}},
+		{"bad_endpoint", []string{"endpoints[1]:", "http://127.0.0.1:4501", "unknown scheme"}},
+		{"duplicate_endpoint", []string{"endpoints[1]:", "already shard 0"}},
+		{"frame_too_large", []string{"max_frame_bytes:", "1000001", "1000000"}},
+		{"frame_too_small", []string{"max_frame_bytes:", "100 is outside"}},
+		{"unknown_mode", []string{"mode:", `"mirror"`}},
+		{"unknown_routing_key", []string{"routing_key:", `"trace_id"`}},
+		{"attributes_missing", []string{"attributes:", "at least one key"}},
+		{"attributes_without_routing_key", []string{"attributes:", `only used with routing_key "attributes"`}},
+		{"queue_too_small", []string{"queue_bytes:", "cannot hold one frame"}},
+		{"negative_timeout", []string{"ack_timeout:", "must be positive"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := loadConfig(t, tt.name)
+			require.Error(t, err)
+			for _, want := range tt.want {
+				assert.Contains(t, err.Error(), want)
+			}
+		})
+	}
+}
+
+func TestUnknownKeyIsAnError(t *testing.T) {
+	cm := confmap.NewFromStringMap(map[string]any{"endpoints": []any{"tcp://127.0.0.1:1"}, "shards": 3})
+	cfg := createDefaultConfig()
+	assert.ErrorContains(t, cm.Unmarshal(cfg), "shards")
+}
