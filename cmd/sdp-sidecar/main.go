@@ -1,0 +1,55 @@
+// Command sdp-sidecar is the reference sidecar of otelcol-sdp: it receives
+// SDP ResourceFrames over unix sockets or TCP and counts them, writes their
+// OTLP payloads to files or forwards them to an OTLP/gRPC server. See
+// README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"go.uber.org/zap"
+
+	"github.com/otelcol-sdp/otelcol-sdp/internal/sidecar"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	cfg, err := sidecar.ParseFlags(args, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sdp-sidecar:", err)
+		return 2
+	}
+	logger, err := zap.NewProduction()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sdp-sidecar:", err)
+		return 1
+	}
+	defer logger.Sync()
+	cfg.Logger = logger
+	cfg.Out = os.Stdout
+
+	s, err := sidecar.New(cfg)
+	if err != nil {
+		logger.Error("Cannot start", zap.Error(err))
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := s.Run(ctx); err != nil {
+		logger.Error("Stopped with an error", zap.Error(err))
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,183 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/otelcol-sdp/otelcol-sdp/sdp"
+	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
+)
+
+// shutdownTimeout bounds how long Run waits for connections to finish
+// after its context ends.
+const shutdownTimeout = 10 * time.Second
+
+// sink is what a mode does with an accepted frame.
+type sink interface {
+	consume(f *sdp.ResourceFrame) (sdp.AckStatus, string)
+	close() error
+}
+
+type countSink struct{}
+
+func (countSink) consume(*sdp.ResourceFrame) (sdp.AckStatus, string) { return sdp.AckAccepted, "" }
+func (countSink) close() error                                       { return nil }
+
+// Sidecar serves the SDP transport on its endpoints and hands every frame
+// to its mode.
+type Sidecar struct {
+	cfg       Config
+	log       *zap.Logger
+	listeners []net.Listener
+	sink      sink
+	stats     *collector
+	server    *transport.Server
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New validates cfg, listens on every endpoint and prepares the mode (the
+// output directory, the gRPC client). Call Run, or Close if Run is never
+// called.
+func New(cfg Config) (*Sidecar, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Sidecar{cfg: cfg, log: cfg.Logger, stats: newCollector()}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	var err error
+	switch cfg.Mode {
+	case ModeCount:
+		s.sink = countSink{}
+	case ModeFile:
+		s.sink, err = newFileSink(cfg.Dir)
+	case ModeForward:
+		s.sink, err = newForwardSink(cfg.ForwardEndpoint, cfg.ForwardTimeout)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, endpoint := range cfg.Listen {
+		l, err := transport.Listen(endpoint)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.listeners = append(s.listeners, l)
+	}
+	s.server = &transport.Server{Handler: s, Logger: s.log, AckDelay: cfg.AckDelay}
+	return s, nil
+}
+
+// Addrs returns the addresses listened on, in the order of Config.Listen.
+func (s *Sidecar) Addrs() []net.Addr {
+	addrs := make([]net.Addr, len(s.listeners))
+	for i, l := range s.listeners {
+		addrs[i] = l.Addr()
+	}
+	return addrs
+}
+
+// HandleFrame implements transport.Handler.
+func (s *Sidecar) HandleFrame(hello *sdp.Hello, f *sdp.ResourceFrame) (sdp.AckStatus, string) {
+	status, detail := s.cfg.AckStatus, ""
+	if status == sdp.AckAccepted {
+		status, detail = s.sink.consume(f)
+	} else {
+		detail = fmt.Sprintf("sidecar runs with -ack-status %d", status)
+	}
+	if status != sdp.AckAccepted {
+		s.log.Debug("Frame not accepted", zap.String("sender", hello.Sender), zap.Uint32("shard", f.Shard),
+			zap.Uint64("sequence", f.Sequence), zap.Stringer("status", status), zap.String("detail", detail))
+	}
+	s.stats.record(f, status)
+	return status, detail
+}
+
+// Stats returns the statistics so far.
+func (s *Sidecar) Stats() Stats { return s.stats.snapshot(false) }
+
+// Run serves until ctx ends, then closes the connections, waits for them
+// (up to 10 seconds), closes the mode's outputs and writes the final
+// statistics. It reports a listener that failed or an output that did not
+// close cleanly.
+func (s *Sidecar) Run(ctx context.Context) error {
+	serveErrs := make(chan error, len(s.listeners))
+	for _, l := range s.listeners {
+		go func() { serveErrs <- s.server.Serve(l) }()
+	}
+	for _, l := range s.listeners {
+		s.log.Info("Sidecar listening", zap.String("addr", l.Addr().String()), zap.String("mode", s.cfg.Mode))
+	}
+	var tick <-chan time.Time
+	if s.cfg.StatsInterval > 0 {
+		t := time.NewTicker(s.cfg.StatsInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	var runErr error
+	running := len(s.listeners)
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err := <-serveErrs:
+			running--
+			runErr = fmt.Errorf("serving: %w", err)
+			break loop
+		case <-tick:
+			s.report(false)
+		}
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := s.server.Shutdown(shutdownCtx); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
+	for ; running > 0; running-- {
+		if err := <-serveErrs; !errors.Is(err, transport.ErrServerClosed) {
+			runErr = errors.Join(runErr, fmt.Errorf("serving: %w", err))
+		}
+	}
+	if err := s.Close(); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
+	s.report(true)
+	return runErr
+}
+
+// report prints the statistics and rewrites the stats file.
+func (s *Sidecar) report(final bool) {
+	st := s.stats.snapshot(final)
+	if s.cfg.Out != nil {
+		printStats(s.cfg.Out, st)
+	}
+	if s.cfg.StatsFile != "" {
+		if err := writeStatsFile(s.cfg.StatsFile, st); err != nil {
+			s.log.Error("Cannot write the stats file", zap.Error(err))
+		}
+	}
+}
+
+// Close closes the listeners and the mode's outputs; Run calls it. It is
+// for a Sidecar whose Run is never called.
+func (s *Sidecar) Close() error {
+	s.closeOnce.Do(func() {
+		for _, l := range s.listeners {
+			l.Close()
+		}
+		if s.sink != nil {
+			s.closeErr = s.sink.close()
+		}
+	})
+	return s.closeErr
+}
