@@ -1,0 +1,477 @@
+package sdpshardprocessor
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
+	"github.com/otelcol-sdp/otelcol-sdp/sdp"
+	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
+)
+
+// delivery is what the sidecars received, decoded.
+type delivery struct {
+	items       map[string]int // item name -> times received
+	shardOf     map[string]int // service.name -> shard
+	frames      int
+	itemsByRes  map[string]int
+	otlpResults []string // decode failures
+}
+
+func collect(t *testing.T, sc signalCase, recs []*recorder) delivery {
+	t.Helper()
+	d := delivery{items: map[string]int{}, shardOf: map[string]int{}, itemsByRes: map[string]int{}}
+	for shard, rec := range recs {
+		for _, r := range rec.snapshot() {
+			d.frames++
+			require.Equal(t, uint32(shard), r.helloShard, "frame arrived on the connection of another shard")
+			require.Equal(t, uint32(shard), r.frame.Shard, "frame names another shard than the one it was sent to")
+			service, names, resources, err := sc.decode(r.frame.OTLP)
+			require.NoError(t, err, "frame OTLP does not unmarshal")
+			require.Equal(t, 1, resources, "frame holds more than one resource")
+			require.Equal(t, int(r.frame.ItemCount), len(names), "item_count disagrees with the payload")
+			if prev, ok := d.shardOf[service]; ok {
+				require.Equal(t, prev, shard, "resource %s landed on two shards", service)
+			}
+			d.shardOf[service] = shard
+			for _, n := range names {
+				d.items[n]++
+				d.itemsByRes[service]++
+			}
+		}
+	}
+	return d
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestEveryItemIsAcknowledgedOnItsShard(t *testing.T) {
+	for _, network := range []string{"unix", "tcp"} {
+		for _, sc := range signalCases {
+			t.Run(network+"/"+sc.name, func(t *testing.T) {
+				const shards, batches, resources, items = 3, 5, 12, 7
+				endpoints := newEndpoints(t, network, shards)
+				recs := make([]*recorder, shards)
+				for i := range recs {
+					recs[i] = newRecorder()
+					startSidecar(t, endpoints[i], recs[i])
+				}
+				tel := componenttest.NewTelemetry()
+				t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+				cfg := testConfig(endpoints)
+				cfg.WaitForAck = true
+				p, passed := sc.create(t, NewFactory(), testSettings(tel), cfg)
+				require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+
+				sent := map[string][]string{}
+				for b := range batches {
+					got, err := sc.consume(context.Background(), p, b, resources, items)
+					require.NoError(t, err)
+					for svc, names := range got {
+						sent[svc] = append(sent[svc], names...)
+					}
+				}
+				// wait_for_ack: everything is acknowledged when Consume returns.
+				d := collect(t, sc, recs)
+				require.Equal(t, shards*0+resources, len(d.shardOf), "resources received")
+				for svc, names := range sent {
+					for _, n := range names {
+						require.Equal(t, 1, d.items[n], "item %s of %s", n, svc)
+					}
+					require.Equal(t, len(names), d.itemsByRes[svc], "items of %s", svc)
+				}
+				require.Equal(t, batches*resources, d.frames, "one frame per resource per batch")
+				assert.Equal(t, batches*resources*items, passed(), "tee passes every item on")
+
+				// Telemetry agrees with what the sidecars saw. The writer
+				// records a frame after its write returns, which may be
+				// after the ack arrived, so wait for the counts to settle.
+				total := int64(batches * resources * items)
+				waitFor(t, "items_sent", func() bool {
+					return sumMetric(t, tel, "otelcol_processor_sdpshard_items_sent", nil) == total
+				})
+				assert.Equal(t, int64(d.frames), sumMetric(t, tel, "otelcol_processor_sdpshard_frames_sent", nil))
+				assert.Equal(t, int64(d.frames), sumMetric(t, tel, "otelcol_processor_sdpshard_acks", map[string]string{"status": "accepted"}))
+				assert.Equal(t, int64(0), sumMetric(t, tel, "otelcol_processor_sdpshard_queue_bytes", nil))
+				for shardIndex := range shards {
+					perShard := sumMetric(t, tel, "otelcol_processor_sdpshard_items_sent", map[string]string{"shard": strconv.Itoa(shardIndex), "processor": "sdpshard/test"})
+					want := 0
+					for svc, s := range d.shardOf {
+						if s == shardIndex {
+							want += d.itemsByRes[svc]
+						}
+					}
+					assert.Equal(t, int64(want), perShard, "items_sent of shard %d", shardIndex)
+				}
+				require.NoError(t, p.Shutdown(context.Background()))
+			})
+		}
+	}
+}
+
+func TestSignalsShareOneConnectionPerShard(t *testing.T) {
+	endpoints := newEndpoints(t, "unix", 2)
+	recs := []*recorder{newRecorder(), newRecorder()}
+	for i := range recs {
+		startSidecar(t, endpoints[i], recs[i])
+	}
+	cfg := testConfig(endpoints)
+	cfg.WaitForAck = true
+	f := NewFactory()
+	var procs []component.Component
+	for _, sc := range signalCases {
+		p, _ := sc.create(t, f, testSettings(nil), cfg)
+		require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+		procs = append(procs, p)
+	}
+	for i, sc := range signalCases {
+		_, err := sc.consume(context.Background(), procs[i], 0, 4, 2)
+		require.NoError(t, err)
+	}
+	// Shutting one signal down must leave the shared clients to the others.
+	require.NoError(t, procs[0].Shutdown(context.Background()))
+	_, err := signalCases[1].consume(context.Background(), procs[1], 1, 4, 2)
+	require.NoError(t, err)
+	signals := map[uint8]int{}
+	for _, rec := range recs {
+		for _, r := range rec.snapshot() {
+			signals[r.frame.Signal]++
+		}
+	}
+	assert.Equal(t, map[uint8]int{1: 4, 2: 8, 3: 4}, signals)
+	for _, p := range procs[1:] {
+		require.NoError(t, p.Shutdown(context.Background()))
+	}
+}
+
+func TestSidecarRestartLosesNothing(t *testing.T) {
+	for _, network := range []string{"unix", "tcp"} {
+		t.Run(network, func(t *testing.T) {
+			const shards, batches, resources, items = 2, 40, 6, 5
+			endpoints := newEndpoints(t, network, shards)
+			recs := []*recorder{newRecorder(), newRecorder()}
+			cars := []*sidecar{startSidecar(t, endpoints[0], recs[0]), startSidecar(t, endpoints[1], recs[1])}
+			tel := componenttest.NewTelemetry()
+			t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+			sc := signalCases[0]
+			p, _ := sc.create(t, NewFactory(), testSettings(tel), testConfig(endpoints))
+			require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+
+			sent := map[string][]string{}
+			for b := range batches {
+				if b == batches/3 {
+					// Kill both sidecars mid-stream; frames in flight are
+					// unacknowledged and must be sent again.
+					for _, c := range cars {
+						c.stop()
+					}
+				}
+				if b == 2*batches/3 {
+					for _, c := range cars {
+						c.start()
+					}
+				}
+				got, err := sc.consume(context.Background(), p, b, resources, items)
+				require.NoError(t, err)
+				for svc, names := range got {
+					sent[svc] = append(sent[svc], names...)
+				}
+			}
+			all := 0
+			for _, names := range sent {
+				all += len(names)
+			}
+			waitFor(t, "every item", func() bool {
+				d := collect(t, sc, recs)
+				return len(d.items) == all
+			})
+			d := collect(t, sc, recs)
+			for svc, names := range sent {
+				for _, n := range names {
+					require.GreaterOrEqual(t, d.items[n], 1, "item %s of %s lost", n, svc)
+				}
+				require.GreaterOrEqual(t, d.itemsByRes[svc], len(names), "items of resource %s", svc)
+			}
+			require.NoError(t, p.Shutdown(context.Background()))
+			assert.GreaterOrEqual(t, sumMetric(t, tel, "otelcol_processor_sdpshard_reconnects", nil), int64(shards))
+			assert.Zero(t, sumMetric(t, tel, "otelcol_processor_sdpshard_undelivered_items", nil))
+		})
+	}
+}
+
+func TestStalledSidecarBoundsQueueAndRefusesRetryably(t *testing.T) {
+	endpoints := newEndpoints(t, "unix", 1)
+	rec := newRecorder()
+	startSidecar(t, endpoints[0], rec)
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	cfg := testConfig(endpoints)
+	cfg.QueueBytes = 64 << 10
+	cfg.MaxFrameBytes = 8 << 10
+	sc := signalCases[0]
+	p, _ := sc.create(t, NewFactory(), testSettings(tel), cfg)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+
+	unblock := rec.block()
+	defer unblock()
+	sent := map[string]bool{}
+	var refusal error
+	batch := 0
+	for ; batch < 1000 && refusal == nil; batch++ {
+		got, err := sc.consume(context.Background(), p, batch, 4, 10)
+		if err != nil {
+			refusal = err
+			break
+		}
+		for _, names := range got {
+			for _, n := range names {
+				sent[n] = true
+			}
+		}
+		held := sumMetric(t, tel, "otelcol_processor_sdpshard_queue_bytes", nil)
+		require.LessOrEqual(t, held, int64(cfg.QueueBytes), "queue exceeds queue_bytes")
+	}
+	require.Error(t, refusal, "a stalled sidecar never made the processor refuse")
+	assert.ErrorIs(t, refusal, transport.ErrQueueFull)
+	assert.False(t, consumererror.IsPermanent(refusal))
+	var ce *consumererror.Error
+	require.ErrorAs(t, refusal, &ce)
+	assert.True(t, ce.IsRetryable())
+	assert.Equal(t, int64(1), sumMetric(t, tel, "otelcol_processor_sdpshard_refused_batches", map[string]string{"reason": "queue_full"}))
+	held := sumMetric(t, tel, "otelcol_processor_sdpshard_queue_bytes", nil)
+	assert.LessOrEqual(t, held, int64(cfg.QueueBytes))
+	assert.Greater(t, held, int64(cfg.QueueBytes/2), "the queue should be nearly full when it refuses")
+
+	// The sidecar reads again: everything accepted arrives, and the
+	// refused batch is accepted when the client retries it.
+	unblock()
+	require.Eventually(t, func() bool {
+		got, err := sc.consume(context.Background(), p, batch, 4, 10)
+		if err != nil {
+			return false
+		}
+		for _, names := range got {
+			for _, n := range names {
+				sent[n] = true
+			}
+		}
+		return true
+	}, 10*time.Second, 10*time.Millisecond)
+	waitFor(t, "accepted items", func() bool { return len(collect(t, sc, []*recorder{rec}).items) == len(sent) })
+	d := collect(t, sc, []*recorder{rec})
+	for n := range sent {
+		require.Equal(t, 1, d.items[n], "item %s", n)
+	}
+	require.NoError(t, p.Shutdown(context.Background()))
+}
+
+func TestRefusedBatchAcrossShardsIsRetriedWhole(t *testing.T) {
+	// Shard 1 stalls; the batch spans both shards. The capacity check
+	// refuses the batch before any of it is queued, so shard 0 does not
+	// receive the resources of a batch the client will send again.
+	endpoints := newEndpoints(t, "tcp", 2)
+	recs := []*recorder{newRecorder(), newRecorder()}
+	startSidecar(t, endpoints[0], recs[0])
+	startSidecar(t, endpoints[1], recs[1])
+	cfg := testConfig(endpoints)
+	cfg.QueueBytes = 32 << 10
+	cfg.MaxFrameBytes = 4 << 10
+	sc := signalCases[2]
+	p, _ := sc.create(t, NewFactory(), testSettings(nil), cfg)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	unblock := recs[1].block()
+	defer unblock()
+
+	var refused bool
+	for b := range 500 {
+		if _, err := sc.consume(context.Background(), p, b, 8, 5); err != nil {
+			require.ErrorIs(t, err, transport.ErrQueueFull)
+			// Nothing of the refused batch may have reached shard 0.
+			prefix := "b" + strconv.Itoa(b) + "-"
+			for _, r := range recs[0].snapshot() {
+				_, names, _, _ := sc.decode(r.frame.OTLP)
+				for _, n := range names {
+					require.False(t, strings.HasPrefix(n, prefix), "refused batch %d reached shard 0 (%s)", b, n)
+				}
+			}
+			refused = true
+			break
+		}
+		// Let shard 0 settle so its queue never fills.
+		waitFor(t, "shard 0 drained", func() bool { return len(recs[0].snapshot()) > 0 })
+	}
+	require.True(t, refused)
+	unblock()
+	require.NoError(t, p.Shutdown(context.Background()))
+}
+
+func TestWaitForAckRespectsContext(t *testing.T) {
+	endpoints := newEndpoints(t, "unix", 1)
+	rec := newRecorder()
+	startSidecar(t, endpoints[0], rec)
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	cfg := testConfig(endpoints)
+	cfg.WaitForAck = true
+	sc := signalCases[1]
+	p, _ := sc.create(t, NewFactory(), testSettings(tel), cfg)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	unblock := rec.block()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := sc.consume(ctx, p, 0, 2, 2)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.False(t, consumererror.IsPermanent(err))
+	assert.Equal(t, int64(1), sumMetric(t, tel, "otelcol_processor_sdpshard_refused_batches", map[string]string{"reason": "canceled"}))
+
+	// The frames stay queued and arrive once the sidecar reads again.
+	unblock()
+	waitFor(t, "queued frames", func() bool { return len(collect(t, sc, []*recorder{rec}).items) == 4 })
+	require.NoError(t, p.Shutdown(context.Background()))
+}
+
+func TestRejectedFramesArePermanentErrors(t *testing.T) {
+	endpoints := newEndpoints(t, "unix", 1)
+	rec := newRecorder()
+	rec.status = sdp.AckRejected
+	startSidecar(t, endpoints[0], rec)
+	cfg := testConfig(endpoints)
+	cfg.WaitForAck = true
+	sc := signalCases[0]
+	p, _ := sc.create(t, NewFactory(), testSettings(nil), cfg)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	_, err := sc.consume(context.Background(), p, 0, 3, 1)
+	require.ErrorIs(t, err, transport.ErrRejected)
+	assert.True(t, consumererror.IsPermanent(err))
+	require.NoError(t, p.Shutdown(context.Background()))
+}
+
+func TestDivertPassesOnOnlyWhatWasNotForwarded(t *testing.T) {
+	endpoints := newEndpoints(t, "unix", 2)
+	recs := []*recorder{newRecorder(), newRecorder()}
+	for i := range recs {
+		startSidecar(t, endpoints[i], recs[i])
+	}
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	cfg := testConfig(endpoints)
+	cfg.Mode = ModeDivert
+	cfg.WaitForAck = true
+	cfg.MaxFrameBytes = MinFrameBytes * 2
+	sink := new(consumertest.TracesSink)
+	p, err := NewFactory().CreateTraces(context.Background(), testSettings(tel), cfg, sink)
+	require.NoError(t, err)
+	assert.True(t, p.Capabilities().MutatesData, "divert removes forwarded resources")
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+
+	td, _ := buildTraces(0, 5, 3)
+	require.NoError(t, p.ConsumeTraces(context.Background(), td))
+	assert.Zero(t, len(sink.AllTraces()), "a fully forwarded batch must not be passed on")
+
+	// Resource 2 holds a span that fits no frame: it is passed on whole,
+	// and only it.
+	td, _ = buildTraces(1, 5, 3)
+	td.ResourceSpans().At(2).ScopeSpans().At(0).Spans().At(0).SetName(strings.Repeat("z", 4*MinFrameBytes))
+	require.NoError(t, p.ConsumeTraces(context.Background(), td))
+	require.Len(t, sink.AllTraces(), 1)
+	passed := sink.AllTraces()[0]
+	require.Equal(t, 1, passed.ResourceSpans().Len())
+	assert.Equal(t, "svc-2", resourceService(passed.ResourceSpans().At(0).Resource()))
+	assert.Equal(t, 3, passed.SpanCount())
+	assert.Equal(t, int64(3), sumMetric(t, tel, "otelcol_processor_sdpshard_unroutable_items", nil))
+	d := collect(t, signalCases[0], recs)
+	assert.Equal(t, 5*3+4*3, len(d.items))
+	require.NoError(t, p.Shutdown(context.Background()))
+}
+
+func TestTeeDoesNotMutate(t *testing.T) {
+	p, err := NewFactory().CreateTraces(context.Background(), processorSettings(), testConfig([]string{"tcp://127.0.0.1:1"}), consumertest.NewNop())
+	require.NoError(t, err)
+	assert.False(t, p.Capabilities().MutatesData)
+	require.NoError(t, p.Shutdown(context.Background()))
+}
+
+func TestAttributeRoutingUsesDefaultShard(t *testing.T) {
+	endpoints := newEndpoints(t, "unix", 4)
+	recs := make([]*recorder, 4)
+	for i := range recs {
+		recs[i] = newRecorder()
+		startSidecar(t, endpoints[i], recs[i])
+	}
+	cfg := testConfig(endpoints)
+	cfg.RoutingKey = RoutingKeyAttributes
+	cfg.Attributes = []string{"tenant"}
+	cfg.WaitForAck = true
+	p, err := NewFactory().CreateTraces(context.Background(), processorSettings(), cfg, consumertest.NewNop())
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	td := ptrace.NewTraces()
+	for i := range 8 {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", "svc-"+strconv.Itoa(i))
+		if i%2 == 0 {
+			rs.Resource().Attributes().PutStr("tenant", "acme")
+		}
+		rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty().SetName("s" + strconv.Itoa(i))
+	}
+	require.NoError(t, p.ConsumeTraces(context.Background(), td))
+	d := collect(t, signalCases[0], recs)
+	var tenantShards []int
+	for svc, s := range d.shardOf {
+		i, _ := strconv.Atoi(strings.TrimPrefix(svc, "svc-"))
+		if i%2 == 1 {
+			assert.Equal(t, shard.DefaultShard, s, "%s has no tenant", svc)
+		} else {
+			tenantShards = append(tenantShards, s)
+		}
+	}
+	slices.Sort(tenantShards)
+	assert.Len(t, tenantShards, 4)
+	assert.Len(t, slices.Compact(tenantShards), 1, "one tenant, one shard")
+	require.NoError(t, p.Shutdown(context.Background()))
+}
+
+func TestShutdownCountsUndelivered(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	// Nothing listens: frames stay queued until shutdown gives up.
+	cfg := testConfig(newEndpoints(t, "unix", 2))
+	cfg.FlushTimeout = 100 * time.Millisecond
+	sc := signalCases[2]
+	p, _ := sc.create(t, NewFactory(), testSettings(tel), cfg)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	_, err := sc.consume(context.Background(), p, 0, 6, 4)
+	require.NoError(t, err)
+	start := time.Now()
+	require.NoError(t, p.Shutdown(context.Background()))
+	assert.Less(t, time.Since(start), 5*time.Second, "shutdown must give up at flush_timeout")
+	assert.Equal(t, int64(24), sumMetric(t, tel, "otelcol_processor_sdpshard_undelivered_items", nil))
+
+	// After shutdown nothing is accepted, and the refusal is retryable.
+	_, err = sc.consume(context.Background(), p, 1, 1, 1)
+	require.ErrorIs(t, err, transport.ErrClosed)
+	assert.False(t, consumererror.IsPermanent(err))
+}
+
