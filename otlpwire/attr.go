@@ -68,7 +68,11 @@ func (l attrList) reader() segReader {
 }
 
 func (l attrList) all() iter.Seq2[KeyValue, error] {
-	return func(yield func(KeyValue, error) bool) {
+	return func(yield func(KeyValue, error) bool) { l.each(yield) }
+}
+
+func (l attrList) each(yield func(KeyValue, error) bool) {
+	{
 		rd := l.reader()
 		for {
 			f, ok, err := rd.next()
@@ -429,7 +433,11 @@ func (v Value) Bytes() []byte {
 
 // Slice iterates over the elements of an array value (nothing for other kinds).
 func (v Value) Slice() iter.Seq2[Value, error] {
-	return func(yield func(Value, error) bool) {
+	return func(yield func(Value, error) bool) { v.elements(yield) }
+}
+
+func (v Value) elements(yield func(Value, error) bool) {
+	{
 		if v.kind != ValueKindSlice {
 			return
 		}
@@ -458,10 +466,11 @@ func (v Value) Slice() iter.Seq2[Value, error] {
 // Map iterates over the entries of a kvlist value in wire order (nothing for
 // other kinds).
 func (v Value) Map() iter.Seq2[KeyValue, error] {
-	if v.kind != ValueKindMap {
-		return func(func(KeyValue, error) bool) {}
+	return func(yield func(KeyValue, error) bool) {
+		if v.kind == ValueKindMap {
+			attrList{b: v.data, self: &schemaKeyValueList, attrField: 1}.each(yield)
+		}
 	}
-	return attrList{b: v.data, self: &schemaKeyValueList, attrField: 1}.all()
 }
 
 // AppendText appends the value as text and returns the extended slice. For

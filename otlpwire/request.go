@@ -53,7 +53,12 @@ func (r Request) ItemCount() (int, error) {
 // Resources iterates over the ResourceSpans, ResourceMetrics or ResourceLogs
 // messages of the request, in wire order. After an error it stops.
 func (r Request) Resources() iter.Seq2[ResourceData, error] {
-	return func(yield func(ResourceData, error) bool) {
+	// The closure stays tiny so that the iterator inlines and does not escape.
+	return func(yield func(ResourceData, error) bool) { r.resources(yield) }
+}
+
+func (r Request) resources(yield func(ResourceData, error) bool) {
+	{
 		if !r.sig.valid() {
 			yield(ResourceData{}, ErrUnknownSignal)
 			return
@@ -130,7 +135,11 @@ func (d ResourceData) SchemaURL() ([]byte, error) {
 // (instrumentation_library_*) when, and only when, the message has no
 // scope in field 2. The whole message is validated before the first yield.
 func (d ResourceData) Scopes() iter.Seq2[ScopeData, error] {
-	return func(yield func(ScopeData, error) bool) {
+	return func(yield func(ScopeData, error) bool) { d.scopes(yield) }
+}
+
+func (d ResourceData) scopes(yield func(ScopeData, error) bool) {
+	{
 		want, err := d.scopeField()
 		if err != nil {
 			yield(ScopeData{}, err)
