@@ -20,7 +20,7 @@ var networks = []string{"unix", "tcp"}
 
 // listen returns a listener on a fresh endpoint of network and the endpoint
 // a client dials.
-func listen(t *testing.T, network string) (net.Listener, string) {
+func listen(t testing.TB, network string) (net.Listener, string) {
 	t.Helper()
 	endpoint := "tcp://127.0.0.1:0"
 	if network == "unix" {
