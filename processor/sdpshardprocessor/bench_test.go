@@ -1,0 +1,118 @@
+package sdpshardprocessor
+
+import (
+	"fmt"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
+	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
+	"github.com/otelcol-sdp/otelcol-sdp/sdp"
+)
+
+// benchTraces is the 10 x 100 x 10 fixture: 10 resources, 100 spans each,
+// 10 attributes per span.
+func benchTraces() ptrace.Traces {
+	td := ptrace.NewTraces()
+	for r := range 10 {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", fmt.Sprintf("service-%d", r))
+		rs.Resource().Attributes().PutStr("host.name", fmt.Sprintf("host-%d.example.internal", r))
+		ss := rs.ScopeSpans().AppendEmpty()
+		ss.Scope().SetName("io.opentelemetry.bench")
+		for s := range 100 {
+			span := ss.Spans().AppendEmpty()
+			span.SetName(fmt.Sprintf("GET /api/v1/items/%d", s))
+			span.SetTraceID(pcommon.TraceID{byte(r), byte(s), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})
+			span.SetSpanID(pcommon.SpanID{byte(s), 1, 2, 3, 4, 5, 6, 7})
+			span.SetStartTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + s))
+			span.SetEndTimestamp(pcommon.Timestamp(1_700_000_000_000_100_000 + s))
+			for a := range 10 {
+				span.Attributes().PutStr(fmt.Sprintf("attr.%d", a), fmt.Sprintf("value-%d-%d", a, s))
+			}
+		}
+	}
+	return td
+}
+
+const benchShards = 4
+
+// BenchmarkShardBatch is the processor's per-batch work without the
+// socket: marshal the batch once, split it by resource on the wire, hash
+// each resource and encode its frames.
+func BenchmarkShardBatch(b *testing.B) {
+	td := benchTraces()
+	router, err := shard.NewRouter(shard.RouterSettings{Shards: benchShards, MaxFrameBytes: MaxFrameBytes})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var frames shard.Frames
+	b.ReportAllocs()
+	for b.Loop() {
+		buf, err := tracesMarshaler.MarshalTraces(td)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := router.Route(otlpwire.NewRequest(otlpwire.SignalTraces, buf), &frames); err != nil {
+			b.Fatal(err)
+		}
+		if frames.Frames != 10 {
+			b.Fatalf("%d frames, want 10", frames.Frames)
+		}
+	}
+	b.ReportMetric(float64(testing.AllocsPerRun(10, func() {
+		buf, _ := tracesMarshaler.MarshalTraces(td)
+		_ = router.Route(otlpwire.NewRequest(otlpwire.SignalTraces, buf), &frames)
+	}))/10, "allocs/resource")
+}
+
+// BenchmarkShardBatchPdataBaseline splits the way the loadbalancing
+// exporter does: one new batch per resource (CopyTo), each marshalled on
+// its own, routed by a hash of its attributes, then framed.
+func BenchmarkShardBatchPdataBaseline(b *testing.B) {
+	td := benchTraces()
+	var out []byte
+	b.ReportAllocs()
+	run := func() {
+		out = out[:0]
+		rss := td.ResourceSpans()
+		for i := range rss.Len() {
+			single := ptrace.NewTraces()
+			rss.At(i).CopyTo(single.ResourceSpans().AppendEmpty())
+			buf, err := tracesMarshaler.MarshalTraces(single)
+			if err != nil {
+				b.Fatal(err)
+			}
+			key := pdataIdentity(single.ResourceSpans().At(0).Resource())
+			frame := sdp.ResourceFrame{
+				Signal: uint8(otlpwire.SignalTraces), Shard: uint32(shard.Jump(key, benchShards)),
+				ResourceHash: key, ItemCount: uint32(single.SpanCount()), OTLP: buf,
+			}
+			if out, err = frame.AppendFrame(out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for b.Loop() {
+		run()
+	}
+	b.ReportMetric(testing.AllocsPerRun(10, run)/10, "allocs/resource")
+}
+
+// pdataIdentity is a cheap stand-in for the resource identity hash on the
+// pdata side (FNV-1a over keys and values), so the baseline pays for
+// routing too without favouring either side.
+func pdataIdentity(r pcommon.Resource) uint64 {
+	h := uint64(14695981039346656037)
+	for k, v := range r.Attributes().All() {
+		for _, s := range [2]string{k, v.AsString()} {
+			for i := 0; i < len(s); i++ {
+				h ^= uint64(s[i])
+				h *= 1099511628211
+			}
+		}
+	}
+	return h
+}
