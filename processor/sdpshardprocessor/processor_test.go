@@ -474,4 +474,3 @@ func TestShutdownCountsUndelivered(t *testing.T) {
 	require.ErrorIs(t, err, transport.ErrClosed)
 	assert.False(t, consumererror.IsPermanent(err))
 }
-
