@@ -17,12 +17,19 @@ import (
 
 // Defaults for zero fields of ClientSettings.
 const (
-	DefaultQueueBytes     = 64 << 20
-	DefaultDialTimeout    = 5 * time.Second
+	// DefaultQueueBytes is the default bound on bytes held per client.
+	DefaultQueueBytes = 64 << 20
+	// DefaultDialTimeout is the default bound on one connection attempt.
+	DefaultDialTimeout = 5 * time.Second
+	// DefaultInitialBackoff is the default first wait between attempts.
 	DefaultInitialBackoff = 100 * time.Millisecond
-	DefaultMaxBackoff     = 10 * time.Second
-	DefaultWriteTimeout   = 10 * time.Second
-	DefaultAckTimeout     = 30 * time.Second
+	// DefaultMaxBackoff is the default cap on the wait between attempts.
+	DefaultMaxBackoff = 10 * time.Second
+	// DefaultWriteTimeout is the default bound on one write.
+	DefaultWriteTimeout = 10 * time.Second
+	// DefaultAckTimeout is the default time without Ack progress, while
+	// frames are in flight, after which the connection is recycled.
+	DefaultAckTimeout = 30 * time.Second
 )
 
 const (
@@ -220,7 +227,7 @@ func (c *Client) Start() {
 // when all were accepted, with an error wrapping ErrRejected when the
 // sidecar refused any, or wrapping ErrUndelivered when Shutdown gave up on
 // any. It is called from the client's goroutines (or from Send itself when
-// frames is empty) and must not block.
+// frames is empty) and must not block or call Shutdown; it may call Send.
 func (c *Client) Send(frames []Frame, settled func(error)) error {
 	size := 0
 	for i, f := range frames {
