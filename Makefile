@@ -69,10 +69,14 @@ $(HELM_STAMP):
 	@mkdir -p $(@D) && touch $@
 
 ## generate: regenerate cmd/otelcol-sdp with ocb from builder-config.yaml
+# ocb writes the sources and tidies the nested go.mod; gofmt then normalises
+# the sources (ocb's templates leave them unformatted). test/dist runs this
+# target in a copy of the tree and fails on any difference from the commit.
 .PHONY: generate
 generate: $(OCB_STAMP)
 	@mkdir -p $(dir $(DIST_DIR))
 	$(OCB) --config builder-config.yaml --skip-compilation
+	gofmt -w $(DIST_DIR)
 
 ## build: build the Collector distribution and the reference sidecar into ./bin
 .PHONY: build
