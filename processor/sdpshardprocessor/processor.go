@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
@@ -259,7 +260,7 @@ func (p *shardProcessor) send(ctx context.Context, frames *shard.Frames) error {
 // queueSizedParts yields consecutive runs of frames of at most queueBytes
 // bytes each; one frame always fits, since Validate requires queue_bytes to
 // hold the largest frame.
-func queueSizedParts(frames []transport.Frame, queueBytes int) func(func([]transport.Frame) bool) {
+func queueSizedParts(frames []transport.Frame, queueBytes int) iter.Seq[[]transport.Frame] {
 	return func(yield func([]transport.Frame) bool) {
 		start, size := 0, 0
 		for i, f := range frames {
