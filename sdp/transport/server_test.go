@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -136,8 +137,18 @@ func TestServerClosesOnlyTheBadConnection(t *testing.T) {
 			if rec.names["before"] != 1 || rec.names["after"] != 1 {
 				t.Errorf("healthy connection frames: %v", rec.names)
 			}
-			if len(rec.seqs["0"]) < 2 {
-				t.Errorf("healthy connection was disturbed: sequences %v", rec.seqs)
+			// The client's frames went over one connection, numbered 1, 2.
+			healthy := 0
+			for i, h := range rec.hellos {
+				if h.Sender == "test/"+t.Name() {
+					healthy++
+					if seqs := rec.seqs[fmt.Sprint(i)]; len(seqs) != 2 || seqs[0] != 1 || seqs[1] != 2 {
+						t.Errorf("healthy connection was disturbed: sequences %v", seqs)
+					}
+				}
+			}
+			if healthy != 1 {
+				t.Errorf("client used %d connections, want 1", healthy)
 			}
 		})
 	}
