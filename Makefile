@@ -101,9 +101,9 @@ cross:
 		GOOS=$$os GOARCH=$$arch CGO_ENABLED=$(CGO_ENABLED_RELEASE) $(GO) build $(BUILD_FLAGS) -o $$out/sdp-sidecar ./cmd/sdp-sidecar; \
 	done
 
-## test: every test: unit tests, then the end-to-end and distribution tests against the built binaries, then the cross builds
+## test: every test: lint, unit tests, build, cross builds, then the end-to-end and distribution tests against the built binaries
 .PHONY: test
-test: lint test-unit build $(OCB_STAMP) $(TELEMETRYGEN_STAMP) test-e2e test-charts cross
+test: lint test-unit build cross test-charts test-e2e
 
 .PHONY: test-unit
 test-unit:
@@ -113,7 +113,7 @@ test-unit:
 # test/dist checks how they are built (ocb regeneration, Dockerfile, Helm values,
 # a minimal distribution of your own). Both need the e2e build tag.
 .PHONY: test-e2e
-test-e2e:
+test-e2e: build $(OCB_STAMP) $(TELEMETRYGEN_STAMP)
 	$(E2E_ENV) $(GO) test -tags e2e -count=1 -timeout 25m ./test/...
 
 .PHONY: test-charts
