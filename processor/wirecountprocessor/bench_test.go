@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -69,38 +68,6 @@ var groupings = []struct {
 }{
 	{"service", Config{GroupBy: []string{"service.name"}, MaxGroups: 1000}},
 	{"tenant_service_guard", Config{GroupBy: []string{"tenant", "service.name"}, MaxGroups: 1000, MaxItemsPerRequest: 1 << 20}},
-}
-
-func TestCountingAllocatesNothingOnceGroupsAreKnown(t *testing.T) {
-	for _, g := range groupings {
-		for _, tc := range countingCases(t) {
-			t.Run(g.name+"/"+tc.name, func(t *testing.T) {
-				cfg := g.cfg
-				c, _ := newTestCounter(t, &cfg, tc.signal)
-				count := tc.count(t, c)
-				require.NoError(t, count()) // admits the groups
-				allocs := testing.AllocsPerRun(50, func() {
-					if err := count(); err != nil {
-						t.Fatal(err)
-					}
-				})
-				assert.Zero(t, allocs)
-			})
-		}
-	}
-}
-
-func TestOverflowCountingAllocatesNothingOnceFolded(t *testing.T) {
-	cfg := Config{GroupBy: []string{"host.name"}, MaxGroups: 1}
-	for _, tc := range countingCases(t) {
-		t.Run(tc.name, func(t *testing.T) {
-			c, tt := newTestCounter(t, &cfg, tc.signal)
-			count := tc.count(t, c)
-			require.NoError(t, count())
-			require.NotEmpty(t, readSeries(t, tt, overflowGroupsMetric))
-			assert.Zero(t, testing.AllocsPerRun(50, func() { _ = count() }))
-		})
-	}
 }
 
 // BenchmarkCountBatch measures the per-batch overhead of metering the

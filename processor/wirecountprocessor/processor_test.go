@@ -329,3 +329,42 @@ func TestErrTooManyItemsIsASentinel(t *testing.T) {
 	err := consumererror.NewPermanent(errors.New("other"))
 	assert.NotErrorIs(t, err, ErrTooManyItems)
 }
+
+func TestConcurrentBatchesAreAllCounted(t *testing.T) {
+	tt := newTelemetry(t)
+	set := newSettings(tt, "concurrent")
+	cfg := &Config{GroupBy: []string{"service.name"}, MaxGroups: 3}
+	p := startProcessor(t, func() (processor.Logs, error) {
+		return NewFactory().CreateLogs(context.Background(), set, cfg, consumertest.NewNop())
+	})
+	const workers, batches = 4, 25
+	want := make([]int64, workers)
+	done := make(chan error, workers)
+	for w := range workers {
+		r := rand.New(rand.NewPCG(uint64(w), 99))
+		lds := make([]plog.Logs, batches)
+		for i := range lds {
+			lds[i] = generateLogs(r, batchShape{resources: 4, scopes: 2, items: 5, varied: true})
+			want[w] += int64(lds[i].LogRecordCount())
+		}
+		go func() {
+			for _, ld := range lds {
+				if err := p.ConsumeLogs(context.Background(), ld); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range workers {
+		require.NoError(t, <-done)
+	}
+	var total int64
+	for _, n := range want {
+		total += n
+	}
+	got := readSeries(t, tt, itemsMetric)
+	assert.Len(t, got, 4, "three admitted groups and the overflow group")
+	assert.Equal(t, total, sumSeries(got))
+}
