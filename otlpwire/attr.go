@@ -72,24 +72,22 @@ func (l attrList) all() iter.Seq2[KeyValue, error] {
 }
 
 func (l attrList) each(yield func(KeyValue, error) bool) {
-	{
-		rd := l.reader()
-		for {
-			f, ok, err := rd.next()
-			if err != nil {
-				yield(KeyValue{}, err)
-				return
-			}
-			if !ok {
-				return
-			}
-			if f.num != l.attrField {
-				continue
-			}
-			kv, err := parseKeyValue(f.data)
-			if !yield(kv, err) || err != nil {
-				return
-			}
+	rd := l.reader()
+	for {
+		f, ok, err := rd.next()
+		if err != nil {
+			yield(KeyValue{}, err)
+			return
+		}
+		if !ok {
+			return
+		}
+		if f.num != l.attrField {
+			continue
+		}
+		kv, err := parseKeyValue(f.data)
+		if !yield(kv, err) || err != nil {
+			return
 		}
 	}
 }
@@ -437,28 +435,26 @@ func (v Value) Slice() iter.Seq2[Value, error] {
 }
 
 func (v Value) elements(yield func(Value, error) bool) {
-	{
-		if v.kind != ValueKindSlice {
+	if v.kind != ValueKindSlice {
+		return
+	}
+	rd := newReader(v.data, &schemaArrayValue)
+	for {
+		f, ok, err := rd.next()
+		if err != nil {
+			yield(Value{}, err)
 			return
 		}
-		rd := newReader(v.data, &schemaArrayValue)
-		for {
-			f, ok, err := rd.next()
-			if err != nil {
-				yield(Value{}, err)
-				return
-			}
-			if !ok {
-				return
-			}
-			if f.num != 1 {
-				continue
-			}
-			var e Value
-			err = e.merge(f.data)
-			if !yield(e, err) || err != nil {
-				return
-			}
+		if !ok {
+			return
+		}
+		if f.num != 1 {
+			continue
+		}
+		var e Value
+		err = e.merge(f.data)
+		if !yield(e, err) || err != nil {
+			return
 		}
 	}
 }

@@ -58,25 +58,23 @@ func (r Request) Resources() iter.Seq2[ResourceData, error] {
 }
 
 func (r Request) resources(yield func(ResourceData, error) bool) {
-	{
-		if !r.sig.valid() {
-			yield(ResourceData{}, ErrUnknownSignal)
+	if !r.sig.valid() {
+		yield(ResourceData{}, ErrUnknownSignal)
+		return
+	}
+	req, _, _ := r.sig.schemas()
+	rd := newReader(r.b, req)
+	for {
+		f, ok, err := rd.next()
+		if err != nil {
+			yield(ResourceData{}, err)
 			return
 		}
-		req, _, _ := r.sig.schemas()
-		rd := newReader(r.b, req)
-		for {
-			f, ok, err := rd.next()
-			if err != nil {
-				yield(ResourceData{}, err)
-				return
-			}
-			if !ok {
-				return
-			}
-			if f.num == fieldRequestEntries && !yield(ResourceData{sig: r.sig, b: f.data}, nil) {
-				return
-			}
+		if !ok {
+			return
+		}
+		if f.num == fieldRequestEntries && !yield(ResourceData{sig: r.sig, b: f.data}, nil) {
+			return
 		}
 	}
 }
@@ -139,22 +137,20 @@ func (d ResourceData) Scopes() iter.Seq2[ScopeData, error] {
 }
 
 func (d ResourceData) scopes(yield func(ScopeData, error) bool) {
-	{
-		want, err := d.scopeField()
-		if err != nil {
-			yield(ScopeData{}, err)
+	want, err := d.scopeField()
+	if err != nil {
+		yield(ScopeData{}, err)
+		return
+	}
+	_, res, _ := d.sig.schemas()
+	rd := newReader(d.b, res)
+	for {
+		f, ok, _ := rd.next() // validated by scopeField
+		if !ok {
 			return
 		}
-		_, res, _ := d.sig.schemas()
-		rd := newReader(d.b, res)
-		for {
-			f, ok, _ := rd.next() // validated by scopeField
-			if !ok {
-				return
-			}
-			if f.num == want && !yield(ScopeData{sig: d.sig, b: f.data}, nil) {
-				return
-			}
+		if f.num == want && !yield(ScopeData{sig: d.sig, b: f.data}, nil) {
+			return
 		}
 	}
 }

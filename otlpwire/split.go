@@ -193,6 +193,7 @@ func (s *splitter) splitScope(sc []byte) {
 		pendLen, pendN, pendItems = 0, 0, 0
 	}
 	rd := newReader(sc, s.scope)
+	sawItem := false
 	for !s.stopped {
 		f, ok, _ := rd.next()
 		if !ok {
@@ -201,6 +202,7 @@ func (s *splitter) splitScope(sc []byte) {
 		if f.num != fieldItems {
 			continue
 		}
+		sawItem = true
 		size := f.end - f.start
 		n := 1
 		if s.sig == SignalMetrics {
@@ -234,6 +236,10 @@ func (s *splitter) splitScope(sc []byte) {
 	}
 	if !s.stopped && pendN > 0 {
 		writePending()
+	}
+	if !s.stopped && !sawItem {
+		// A scope without items that cannot fit alone: its envelope is too large.
+		s.fail()
 	}
 }
 
@@ -281,6 +287,7 @@ func (s *splitter) splitMetric(sc []byte, scopeHeadLen int, m []byte) {
 		pendLen, pendN = 0, 0
 	}
 	rd = newReader(data.data, ds)
+	sawPoint := false
 	for !s.stopped {
 		f, ok, _ := rd.next()
 		if !ok {
@@ -289,6 +296,7 @@ func (s *splitter) splitMetric(sc []byte, scopeHeadLen int, m []byte) {
 		if f.num != 1 {
 			continue
 		}
+		sawPoint = true
 		size := f.end - f.start
 		if sl, _, _ := sizes(pendLen + size); !s.fits(scopeEntry(sl)) {
 			if pendN > 0 {
@@ -314,6 +322,9 @@ func (s *splitter) splitMetric(sc []byte, scopeHeadLen int, m []byte) {
 	}
 	if !s.stopped && pendN > 0 {
 		writePending()
+	}
+	if !s.stopped && !sawPoint {
+		s.fail()
 	}
 }
 

@@ -138,3 +138,21 @@ func TestAppendRequestConcatenates(t *testing.T) {
 		t.Fatal("re-appending every resource does not rebuild the request")
 	}
 }
+
+func TestSplitEmptyScopeTooLargeIsAnError(t *testing.T) {
+	// Two scopes without items, each with a long name: the pair does not fit
+	// 300 bytes, nor does one alone; nothing may vanish silently.
+	name := make([]byte, 300)
+	var p pb
+	for range 2 {
+		p.msg(2, func(q *pb) { q.msg(1, func(r *pb) { r.bytes(1, name) }) })
+	}
+	rd := NewResourceData(SignalLogs, p.b)
+	var err error
+	for _, e := range SplitResource(rd, 300, nil) {
+		err = e
+	}
+	if !errors.Is(err, ErrItemTooLarge) {
+		t.Fatalf("err = %v, want ErrItemTooLarge", err)
+	}
+}
