@@ -5,8 +5,9 @@
 // ExportMetricsServiceRequest or ExportLogsServiceRequest (TracesData,
 // MetricsData and LogsData share the layout). From it one reaches, without
 // copying, each ResourceData (ResourceSpans, ResourceMetrics, ResourceLogs),
-// its Resource and ScopeData, the items (Span, Metric and its data points,
-// LogRecord) and their attributes (KeyValue, Value).
+// its Resource and attributes (KeyValue, Value), and each ScopeData with its
+// InstrumentationScope. Items (spans, data points, log records) are counted
+// and split, but not yet exposed as typed views.
 //
 // # Agreement with pdata
 //
