@@ -333,9 +333,12 @@ func (c *Client) Shutdown(ctx context.Context) error {
 		<-c.done
 	}
 
-	// The connection loop has returned: nothing else touches the queue.
+	// The connection loop has returned: nothing else changes the queue,
+	// but QueuedBytes may still read it.
+	c.mu.Lock()
 	rest := append(c.inflight.drain(), c.pending.drain()...)
 	if len(rest) == 0 {
+		c.mu.Unlock()
 		return nil
 	}
 	frames, items, size := len(rest), 0, 0
@@ -348,6 +351,7 @@ func (c *Client) Shutdown(ctx context.Context) error {
 	for _, e := range rest {
 		settled = c.settleLocked(e, err, settled)
 	}
+	c.mu.Unlock()
 	c.obs.Undelivered(c.set.Shard, frames, items)
 	c.log.Error("Sidecar frames undelivered at shutdown", zap.Int("frames", frames), zap.Int("items", items), zap.Int("bytes", size))
 	callSettled(settled)

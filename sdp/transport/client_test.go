@@ -464,3 +464,36 @@ func TestNewClientValidation(t *testing.T) {
 		}
 	}
 }
+
+func TestQueuedBytesDuringShutdownGivingUp(t *testing.T) {
+	// A metrics gauge may read QueuedBytes at any time, also while
+	// Shutdown settles what it gives up on.
+	l, endpoint := listen(t, "unix")
+	l.Close()
+	c := startClient(t, testSettings(t, endpoint, nil))
+	for i := range 500 {
+		sendRetrying(t, c, []Frame{testFrame(t, fmt.Sprintf("u%d", i), 10)}, nil)
+	}
+	stop := make(chan struct{})
+	polled := make(chan int)
+	go func() {
+		last := -1
+		for {
+			select {
+			case <-stop:
+				polled <- last
+				return
+			default:
+				last = c.QueuedBytes()
+			}
+		}
+	}()
+	if err := shutdownClient(t, c, 50*time.Millisecond); !errors.Is(err, ErrUndelivered) {
+		t.Errorf("Shutdown = %v, want ErrUndelivered", err)
+	}
+	close(stop)
+	<-polled
+	if q := c.QueuedBytes(); q != 0 {
+		t.Errorf("QueuedBytes after Shutdown settled everything = %d, want 0", q)
+	}
+}
