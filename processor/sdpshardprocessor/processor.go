@@ -208,9 +208,13 @@ func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unr
 // takes the room in between, part of this one may already be queued when it
 // is refused. Delivery is at least once: the client retries the whole batch
 // and the sidecars may see those resources twice.
+//
+// A shard's part larger than queue_bytes goes out in queue-sized Sends,
+// each after the previous one settled: two consecutive ones never fit the
+// queue together, so sending the next at once would always be refused and
+// the client's retries would queue the first one again and again.
 func (p *shardProcessor) send(ctx context.Context, frames *shard.Frames) error {
 	clients := p.shards.clients
-	sends := 0
 	for shard, fs := range frames.ByShard {
 		if len(fs) == 0 {
 			continue
@@ -222,39 +226,57 @@ func (p *shardProcessor) send(ctx context.Context, frames *shard.Frames) error {
 		if free := p.shards.queueBytes - clients[shard].QueuedBytes(); size > free && size <= p.shards.queueBytes {
 			return p.refuse(ctx, fmt.Errorf("shard %d: %d bytes do not fit the %d free: %w", shard, size, free, transport.ErrQueueFull))
 		}
-		sends += (size + p.shards.queueBytes - 1) / p.shards.queueBytes
 	}
-	var settled chan error
-	var onSettled func(error)
-	if p.waitForAck {
-		// Buffered for every Send, so the transport's callback never blocks
-		// even after ctx ended and nobody reads any more.
-		settled = make(chan error, sends)
-		onSettled = func(err error) { settled <- err }
-	}
-	sent := 0
+	// Each Send that is waited for reports on its own channel, buffered so
+	// that the transport's callback never blocks, even after ctx ended or an
+	// error ended the wait and nobody reads any more.
+	var waits []chan error
 	for shard, fs := range frames.ByShard {
+		var previous chan error
 		for part := range queueSizedParts(fs, p.shards.queueBytes) {
+			if previous != nil {
+				err := awaitSettled(ctx, previous)
+				if p.waitForAck {
+					waits = waits[:len(waits)-1] // previous, settled now
+				}
+				// Without wait_for_ack a rejection is only counted by the
+				// client, as for any other frame; the batch goes on.
+				if err != nil && (p.waitForAck || ctx.Err() != nil) {
+					return p.refuse(ctx, err)
+				}
+			}
+			var onSettled func(error)
+			var done chan error
+			if p.waitForAck || len(part) < len(fs) {
+				done = make(chan error, 1)
+				onSettled = func(err error) { done <- err }
+			}
 			if err := clients[shard].Send(part, onSettled); err != nil {
 				return p.refuse(ctx, fmt.Errorf("shard %d: %w", shard, err))
 			}
-			sent++
+			previous = done
+			if p.waitForAck {
+				waits = append(waits, done)
+			}
 		}
 	}
-	if !p.waitForAck {
-		return nil
-	}
-	for range sent {
-		select {
-		case err := <-settled:
-			if err != nil {
-				return p.refuse(ctx, err)
-			}
-		case <-ctx.Done():
-			return p.refuse(ctx, fmt.Errorf("waiting for sidecar acks: %w", ctx.Err()))
+	for _, done := range waits {
+		if err := awaitSettled(ctx, done); err != nil {
+			return p.refuse(ctx, err)
 		}
 	}
 	return nil
+}
+
+// awaitSettled returns what the settled callback that feeds done reported,
+// or an error wrapping ctx's when ctx ends first.
+func awaitSettled(ctx context.Context, done <-chan error) error {
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for sidecar acks: %w", ctx.Err())
+	}
 }
 
 // queueSizedParts yields consecutive runs of frames of at most queueBytes

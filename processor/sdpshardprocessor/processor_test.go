@@ -474,3 +474,78 @@ func TestShutdownCountsUndelivered(t *testing.T) {
 	require.ErrorIs(t, err, transport.ErrClosed)
 	assert.False(t, consumererror.IsPermanent(err))
 }
+
+func TestShardPartLargerThanQueueIsDeliveredWhole(t *testing.T) {
+	// One shard's part of a batch is several times queue_bytes: it goes out
+	// in queue-sized Sends, each after the previous one has made room, so
+	// the batch is accepted whole instead of being refused (after part of
+	// it was queued) every time the client retries it.
+	for _, waitForAck := range []bool{false, true} {
+		t.Run("wait_for_ack="+strconv.FormatBool(waitForAck), func(t *testing.T) {
+			endpoints := newEndpoints(t, "unix", 1)
+			rec := newRecorder()
+			startSidecar(t, endpoints[0], rec)
+			cfg := testConfig(endpoints)
+			cfg.MaxFrameBytes = MinFrameBytes
+			cfg.QueueBytes = 4 * MinFrameBytes
+			cfg.WaitForAck = waitForAck
+			sc := signalCases[0]
+			p, _ := sc.create(t, NewFactory(), testSettings(nil), cfg)
+			require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+
+			const resources, items = 40, 4
+			sent, err := sc.consume(context.Background(), p, 0, resources, items)
+			require.NoError(t, err)
+			want := 0
+			for _, names := range sent {
+				want += len(names)
+			}
+			waitFor(t, "every item", func() bool { return len(collect(t, sc, []*recorder{rec}).items) == want })
+			d := collect(t, sc, []*recorder{rec})
+			require.Greater(t, d.frames*MinFrameBytes/2, cfg.QueueBytes, "the batch must not fit the queue at once")
+			for _, names := range sent {
+				for _, n := range names {
+					require.Equal(t, 1, d.items[n], "item %s", n)
+				}
+			}
+			require.NoError(t, p.Shutdown(context.Background()))
+		})
+	}
+}
+
+func TestRejectedMultiPartBatchDoesNotWedgeTheClient(t *testing.T) {
+	// With wait_for_ack, a batch sent in several Sends per shard fails at
+	// the first rejection; the settled callbacks of the Sends nobody waits
+	// for any more must still find room, or a client's ack reader blocks
+	// and Shutdown never returns.
+	endpoints := newEndpoints(t, "unix", 2)
+	for _, endpoint := range endpoints {
+		rec := newRecorder()
+		rec.status = sdp.AckRejected
+		startSidecar(t, endpoint, rec)
+	}
+	cfg := testConfig(endpoints)
+	cfg.MaxFrameBytes = MinFrameBytes
+	cfg.QueueBytes = 4 * MinFrameBytes
+	cfg.WaitForAck = true
+	cfg.FlushTimeout = time.Second
+	sc := signalCases[0]
+	p, _ := sc.create(t, NewFactory(), testSettings(nil), cfg)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	for b := range 6 {
+		resources := 80 // several Sends per shard
+		if b%2 == 1 {
+			resources = 4 // one Send per shard
+		}
+		_, err := sc.consume(context.Background(), p, b, resources, 4)
+		require.ErrorIs(t, err, transport.ErrRejected)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Shutdown(context.Background()) }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown did not return: a settled callback blocked the client")
+	}
+}
