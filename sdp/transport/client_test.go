@@ -326,7 +326,10 @@ func TestShutdownWithDeadEndpointReportsUndelivered(t *testing.T) {
 	for _, network := range networks {
 		t.Run(network, func(t *testing.T) {
 			l, endpoint := listen(t, network)
-			l.Close() // nothing answers there any more
+			// A sidecar that dies on every connection. Closing the listener
+			// instead would free a TCP port that the client keeps dialing
+			// and that a test running in parallel may bind and answer on.
+			dropConnections(t, l)
 			obs := &observed{}
 			c := startClient(t, testSettings(t, endpoint, obs))
 			set := newSettledSet(2)

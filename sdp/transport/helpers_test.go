@@ -286,3 +286,23 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// dropConnections closes every connection accepted on l, before any Ack,
+// until the test ends; l keeps its address taken.
+func dropConnections(t *testing.T, l net.Listener) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conn.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		<-done
+	})
+}
