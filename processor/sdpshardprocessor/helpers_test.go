@@ -204,8 +204,11 @@ var signalCases = []signalCase{
 		},
 		decode: func(otlp []byte) (string, []string, int, error) {
 			td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(otlp)
-			if err != nil || td.ResourceSpans().Len() != 1 {
-				return "", nil, td.ResourceSpans().Len(), err
+			if err != nil {
+				return "", nil, 0, err
+			}
+			if td.ResourceSpans().Len() != 1 {
+				return "", nil, td.ResourceSpans().Len(), nil
 			}
 			rs := td.ResourceSpans().At(0)
 			var names []string
@@ -231,8 +234,11 @@ var signalCases = []signalCase{
 		},
 		decode: func(otlp []byte) (string, []string, int, error) {
 			md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(otlp)
-			if err != nil || md.ResourceMetrics().Len() != 1 {
-				return "", nil, md.ResourceMetrics().Len(), err
+			if err != nil {
+				return "", nil, 0, err
+			}
+			if md.ResourceMetrics().Len() != 1 {
+				return "", nil, md.ResourceMetrics().Len(), nil
 			}
 			rm := md.ResourceMetrics().At(0)
 			var names []string
@@ -263,8 +269,11 @@ var signalCases = []signalCase{
 		},
 		decode: func(otlp []byte) (string, []string, int, error) {
 			ld, err := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(otlp)
-			if err != nil || ld.ResourceLogs().Len() != 1 {
-				return "", nil, ld.ResourceLogs().Len(), err
+			if err != nil {
+				return "", nil, 0, err
+			}
+			if ld.ResourceLogs().Len() != 1 {
+				return "", nil, ld.ResourceLogs().Len(), nil
 			}
 			rl := ld.ResourceLogs().At(0)
 			var names []string

@@ -182,7 +182,12 @@ func TestSidecarRestartLosesNothing(t *testing.T) {
 			for b := range batches {
 				if b == batches/3 {
 					// Kill both sidecars mid-stream; frames in flight are
-					// unacknowledged and must be sent again.
+					// unacknowledged and must be sent again. Each client
+					// must have connected first, or its first connection
+					// comes after the restart and is no reconnect.
+					for _, rec := range recs {
+						waitFor(t, "a frame on each shard", func() bool { return len(rec.snapshot()) > 0 })
+					}
 					for _, c := range cars {
 						c.stop()
 					}
