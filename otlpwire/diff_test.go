@@ -270,6 +270,7 @@ var encodings = []encoding{
 	{name: "ascending-field1000", opts: handOptions{deprecated: true}},
 	{name: "ascending-decoy1000", opts: handOptions{decoy: true}},
 	{name: "ascending-reversed-attrs", opts: handOptions{reverse: true}},
+	{name: "ascending-unpacked", opts: handOptions{unpacked: true}},
 }
 
 // forEachCase runs fn over every signal, seed, shape and encoding.
@@ -463,7 +464,10 @@ func resourceHashes(t *testing.T, sig Signal, b []byte) []uint64 {
 
 func TestDifferentialSplitReassemble(t *testing.T) {
 	forEachCase(t, 2, func(t *testing.T, sig Signal, _ encoding, b []byte, want decoded, _ []byte) {
-		for _, limit := range []int{1 << 20, 4000, 1500} {
+		// The smallest limit still cuts every generated resource between
+		// items, and fits the largest span (events and links included) with
+		// its resource and scope envelope.
+		for _, limit := range []int{1 << 20, 4000, 1800} {
 			var all []byte
 			var scratch []byte
 			for rd, err := range NewRequest(sig, b).Resources() {

@@ -13,8 +13,9 @@ import (
 // order, the way SDKs do (pdata writes them in descending order). It lets the
 // differential tests check that nothing depends on field order.
 type pb struct {
-	b       []byte
-	reverse bool // write attributes in reverse order
+	b        []byte
+	reverse  bool // write attributes in reverse order
+	unpacked bool // write repeated scalars one element per field
 }
 
 func (p *pb) tag(num int, typ uint8) { p.b = appendVarint(p.b, uint64(num)<<3|uint64(typ)) }
@@ -65,7 +66,7 @@ func (p *pb) bytesAlways(num int, b []byte) {
 func (p *pb) str(num int, s string) { p.bytes(num, []byte(s)) }
 
 func (p *pb) msg(num int, fn func(*pb)) {
-	q := pb{reverse: p.reverse}
+	q := pb{reverse: p.reverse, unpacked: p.unpacked}
 	fn(&q)
 	p.bytesAlways(num, q.b)
 }
@@ -146,6 +147,7 @@ type handOptions struct {
 	deprecated bool
 	decoy      bool
 	reverse    bool
+	unpacked   bool
 }
 
 func encScopes(p *pb, o handOptions, n int, fn func(q *pb, i int)) {
@@ -162,7 +164,7 @@ func encScopes(p *pb, o handOptions, n int, fn func(q *pb, i int)) {
 }
 
 func handTraces(td ptrace.Traces, o handOptions) []byte {
-	p := pb{reverse: o.reverse}
+	p := pb{reverse: o.reverse, unpacked: o.unpacked}
 	for _, rs := range td.ResourceSpans().All() {
 		p.msg(1, func(q *pb) {
 			encResource(q, rs.Resource())
@@ -197,6 +199,30 @@ func encSpan(p *pb, sp ptrace.Span) {
 	p.fixed64(8, uint64(sp.EndTimestamp()))
 	encAttrs(p, 9, sp.Attributes())
 	p.varint(10, uint64(sp.DroppedAttributesCount()))
+	for _, ev := range sp.Events().All() {
+		p.msg(11, func(q *pb) {
+			q.fixed64(1, uint64(ev.Timestamp()))
+			q.str(2, ev.Name())
+			encAttrs(q, 3, ev.Attributes())
+			q.varint(4, uint64(ev.DroppedAttributesCount()))
+		})
+	}
+	p.varint(12, uint64(sp.DroppedEventsCount()))
+	for _, l := range sp.Links().All() {
+		p.msg(13, func(q *pb) {
+			if tid := l.TraceID(); !tid.IsEmpty() {
+				q.bytes(1, tid[:])
+			}
+			if sid := l.SpanID(); !sid.IsEmpty() {
+				q.bytes(2, sid[:])
+			}
+			q.str(3, l.TraceState().AsRaw())
+			encAttrs(q, 4, l.Attributes())
+			q.varint(5, uint64(l.DroppedAttributesCount()))
+			q.fixed32(6, l.Flags())
+		})
+	}
+	p.varint(14, uint64(sp.DroppedLinksCount()))
 	p.msg(15, func(q *pb) {
 		q.str(2, sp.Status().Message())
 		q.varint(3, uint64(sp.Status().Code()))
@@ -205,7 +231,7 @@ func encSpan(p *pb, sp ptrace.Span) {
 }
 
 func handLogs(ld plog.Logs, o handOptions) []byte {
-	p := pb{reverse: o.reverse}
+	p := pb{reverse: o.reverse, unpacked: o.unpacked}
 	for _, rl := range ld.ResourceLogs().All() {
 		p.msg(1, func(q *pb) {
 			encResource(q, rl.Resource())
@@ -244,7 +270,7 @@ func encLogRecord(p *pb, lr plog.LogRecord) {
 }
 
 func handMetrics(md pmetric.Metrics, o handOptions) []byte {
-	p := pb{reverse: o.reverse}
+	p := pb{reverse: o.reverse, unpacked: o.unpacked}
 	for _, rm := range md.ResourceMetrics().All() {
 		p.msg(1, func(q *pb) {
 			encResource(q, rm.Resource())
@@ -316,8 +342,30 @@ func encNumberPoint(p *pb, dp pmetric.NumberDataPoint) {
 	case pmetric.NumberDataPointValueTypeInt:
 		p.fixed64Always(6, uint64(dp.IntValue()))
 	}
+	encExemplars(p, 5, dp.Exemplars())
 	encAttrs(p, 7, dp.Attributes())
 	p.varint(8, uint64(dp.Flags()))
+}
+
+func encExemplars(p *pb, num int, es pmetric.ExemplarSlice) {
+	for _, e := range es.All() {
+		p.msg(num, func(q *pb) {
+			q.fixed64(2, uint64(e.Timestamp()))
+			if e.ValueType() == pmetric.ExemplarValueTypeDouble {
+				q.fixed64Always(3, math.Float64bits(e.DoubleValue()))
+			}
+			if sid := e.SpanID(); !sid.IsEmpty() {
+				q.bytes(4, sid[:])
+			}
+			if tid := e.TraceID(); !tid.IsEmpty() {
+				q.bytes(5, tid[:])
+			}
+			if e.ValueType() == pmetric.ExemplarValueTypeInt {
+				q.fixed64Always(6, uint64(e.IntValue()))
+			}
+			encAttrs(q, 7, e.FilteredAttributes())
+		})
+	}
 }
 
 func encHistogramPoint(p *pb, dp pmetric.HistogramDataPoint) {
@@ -328,6 +376,12 @@ func encHistogramPoint(p *pb, dp pmetric.HistogramDataPoint) {
 		p.fixed64Always(5, math.Float64bits(dp.Sum()))
 	}
 	packed := func(num int, vals []uint64) {
+		if p.unpacked {
+			for _, v := range vals {
+				p.fixed64Always(num, v)
+			}
+			return
+		}
 		if len(vals) == 0 {
 			return
 		}
@@ -345,6 +399,7 @@ func encHistogramPoint(p *pb, dp pmetric.HistogramDataPoint) {
 		bounds[i] = math.Float64bits(b)
 	}
 	packed(7, bounds)
+	encExemplars(p, 8, dp.Exemplars())
 	encAttrs(p, 9, dp.Attributes())
 	p.varint(10, uint64(dp.Flags()))
 	if dp.HasMin() {
@@ -368,7 +423,11 @@ func encExpPoint(p *pb, dp pmetric.ExponentialHistogramDataPoint) {
 	buckets := func(num int, b pmetric.ExponentialHistogramDataPointBuckets) {
 		p.msg(num, func(q *pb) {
 			q.varint(1, zigzag32(b.Offset()))
-			if b.BucketCounts().Len() > 0 {
+			if q.unpacked {
+				for _, c := range b.BucketCounts().All() {
+					q.varintAlways(2, c)
+				}
+			} else if b.BucketCounts().Len() > 0 {
 				var r pb
 				for _, c := range b.BucketCounts().All() {
 					r.b = appendVarint(r.b, c)
@@ -380,6 +439,13 @@ func encExpPoint(p *pb, dp pmetric.ExponentialHistogramDataPoint) {
 	buckets(8, dp.Positive())
 	buckets(9, dp.Negative())
 	p.varint(10, uint64(dp.Flags()))
+	encExemplars(p, 11, dp.Exemplars())
+	if dp.HasMin() {
+		p.fixed64Always(12, math.Float64bits(dp.Min()))
+	}
+	if dp.HasMax() {
+		p.fixed64Always(13, math.Float64bits(dp.Max()))
+	}
 	p.fixed64(14, math.Float64bits(dp.ZeroThreshold()))
 }
 

@@ -116,6 +116,7 @@ func walkScopes(t *testing.T, sig Signal, b []byte, fn func(i, j int, sd ScopeDa
 }
 
 func TestDifferentialSpans(t *testing.T) {
+	events, links := 0, 0
 	forEachCase(t, 2, func(t *testing.T, sig Signal, _ encoding, b []byte, _ decoded, _ []byte) {
 		if sig != SignalTraces {
 			return
@@ -132,11 +133,16 @@ func TestDifferentialSpans(t *testing.T) {
 			eq(t, "spans", len(spans), want.Len())
 			for k, sp := range spans {
 				checkSpan(t, sp, want.At(k))
+				events += want.At(k).Events().Len()
+				links += want.At(k).Links().Len()
 				seen++
 			}
 		})
 		eq(t, "spans walked", seen, td.SpanCount())
 	})
+	if events == 0 || links == 0 {
+		t.Fatalf("generated %d events and %d links; the comparison needs both", events, links)
+	}
 }
 
 func checkSpan(t *testing.T, sp Span, w ptrace.Span) {
@@ -185,6 +191,7 @@ func checkSpan(t *testing.T, sp Span, w ptrace.Span) {
 }
 
 func TestDifferentialLogRecords(t *testing.T) {
+	bodies := map[pcommon.ValueType]bool{}
 	forEachCase(t, 2, func(t *testing.T, sig Signal, _ encoding, b []byte, _ decoded, _ []byte) {
 		if sig != SignalLogs {
 			return
@@ -201,11 +208,15 @@ func TestDifferentialLogRecords(t *testing.T) {
 			eq(t, "log records", len(records), want.Len())
 			for k, lr := range records {
 				checkLogRecord(t, lr, want.At(k))
+				bodies[want.At(k).Body().Type()] = true
 				seen++
 			}
 		})
 		eq(t, "log records walked", seen, ld.LogRecordCount())
 	})
+	if len(bodies) != 8 {
+		t.Fatalf("log bodies of %d kinds generated, want all 8", len(bodies))
+	}
 }
 
 func checkLogRecord(t *testing.T, lr LogRecord, w plog.LogRecord) {
@@ -227,6 +238,7 @@ func checkLogRecord(t *testing.T, lr LogRecord, w plog.LogRecord) {
 
 func TestDifferentialMetrics(t *testing.T) {
 	kinds := map[MetricType]int{}
+	exemplars := 0
 	forEachCase(t, 2, func(t *testing.T, sig Signal, _ encoding, b []byte, _ decoded, _ []byte) {
 		if sig != SignalMetrics {
 			return
@@ -244,10 +256,14 @@ func TestDifferentialMetrics(t *testing.T) {
 			for k, m := range metrics {
 				kinds[must(m.Type())(t)]++
 				points += checkMetric(t, m, want.At(k))
+				exemplars += countExemplars(want.At(k))
 			}
 		})
 		eq(t, "data points walked", points, md.DataPointCount())
 	})
+	if exemplars == 0 {
+		t.Error("no exemplar was generated")
+	}
 	for typ := MetricTypeEmpty; typ <= MetricTypeSummary; typ++ {
 		if kinds[typ] == 0 {
 			t.Errorf("no %v metric was generated", typ)
@@ -435,4 +451,27 @@ func checkSummaryPoint(t *testing.T, p SummaryDataPoint, w pmetric.SummaryDataPo
 	}
 	checkAttrs(t, p.Attributes(), p.Attribute, w.Attributes())
 	eq(t, "Flags", must(p.Flags())(t), uint32(w.Flags()))
+}
+
+func countExemplars(m pmetric.Metric) int {
+	n := 0
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		for _, dp := range m.Gauge().DataPoints().All() {
+			n += dp.Exemplars().Len()
+		}
+	case pmetric.MetricTypeSum:
+		for _, dp := range m.Sum().DataPoints().All() {
+			n += dp.Exemplars().Len()
+		}
+	case pmetric.MetricTypeHistogram:
+		for _, dp := range m.Histogram().DataPoints().All() {
+			n += dp.Exemplars().Len()
+		}
+	case pmetric.MetricTypeExponentialHistogram:
+		for _, dp := range m.ExponentialHistogram().DataPoints().All() {
+			n += dp.Exemplars().Len()
+		}
+	}
+	return n
 }
