@@ -108,11 +108,23 @@ func newEndpoints(t *testing.T, network string, n int) []string {
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
-		out = append(out, "tcp://"+l.Addr().String())
-		require.NoError(t, l.Close())
+		endpoint := "tcp://" + l.Addr().String()
+		out = append(out, endpoint)
+		// The port stays taken until a sidecar serves on it: a test package
+		// running in parallel could bind it in between.
+		reservedPorts.Store(endpoint, l)
+		t.Cleanup(func() {
+			if l, ok := reservedPorts.LoadAndDelete(endpoint); ok {
+				l.(net.Listener).Close()
+			}
+		})
 	}
 	return out
 }
+
+// reservedPorts holds, by endpoint, the listeners of TCP ports that
+// newEndpoints picked and no sidecar has served on yet.
+var reservedPorts sync.Map
 
 func startSidecar(t *testing.T, endpoint string, rec *recorder) *sidecar {
 	t.Helper()
@@ -123,8 +135,14 @@ func startSidecar(t *testing.T, endpoint string, rec *recorder) *sidecar {
 }
 
 func (s *sidecar) start() {
-	l, err := transport.Listen(s.endpoint)
-	require.NoError(s.t, err)
+	var l net.Listener
+	if reserved, ok := reservedPorts.LoadAndDelete(s.endpoint); ok {
+		l = reserved.(net.Listener)
+	} else {
+		var err error
+		l, err = transport.Listen(s.endpoint)
+		require.NoError(s.t, err)
+	}
 	s.srv = &transport.Server{Handler: s.rec, Logger: zap.NewNop()}
 	s.done = make(chan error, 1)
 	srv := s.srv
