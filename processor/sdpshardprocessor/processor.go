@@ -230,7 +230,13 @@ func (p *shardProcessor) send(ctx context.Context, frames *shard.Frames) error {
 	// Each Send that is waited for reports on its own channel, buffered so
 	// that the transport's callback never blocks, even after ctx ended or an
 	// error ended the wait and nobody reads any more.
+	//
+	// The batch is refused for good only when every frame was settled and
+	// every failure was a rejection. A frame rejected for good does not stop
+	// the rest, and anything not delivered (not sent yet, given up at
+	// shutdown, still awaited when ctx ends) makes the refusal retryable.
 	var waits []chan error
+	var rejections error
 	for shard, fs := range frames.ByShard {
 		var previous chan error
 		for part := range queueSizedParts(fs, p.shards.queueBytes) {
@@ -239,9 +245,16 @@ func (p *shardProcessor) send(ctx context.Context, frames *shard.Frames) error {
 				if p.waitForAck {
 					waits = waits[:len(waits)-1] // previous, settled now
 				}
-				// Without wait_for_ack a rejection is only counted by the
-				// client, as for any other frame; the batch goes on.
-				if err != nil && (p.waitForAck || ctx.Err() != nil) {
+				switch {
+				case err == nil:
+				case ctx.Err() != nil:
+					return p.refuse(ctx, fmt.Errorf("waiting for sidecar acks: %w", ctx.Err()))
+				case !p.waitForAck:
+					// Without wait_for_ack a rejection is only counted by
+					// the client, as for any other frame.
+				case onlyRejected(err):
+					rejections = errors.Join(rejections, err)
+				default:
 					return p.refuse(ctx, err)
 				}
 			}
@@ -261,9 +274,17 @@ func (p *shardProcessor) send(ctx context.Context, frames *shard.Frames) error {
 		}
 	}
 	for _, done := range waits {
-		if err := awaitSettled(ctx, done); err != nil {
+		err := awaitSettled(ctx, done)
+		if err == nil {
+			continue
+		}
+		if !onlyRejected(err) {
 			return p.refuse(ctx, err)
 		}
+		rejections = errors.Join(rejections, err)
+	}
+	if rejections != nil {
+		return p.refuse(ctx, rejections)
 	}
 	return nil
 }
@@ -301,7 +322,8 @@ func queueSizedParts(frames []transport.Frame, queueBytes int) iter.Seq[[]transp
 }
 
 // refuse counts a refused batch and returns err, marked permanent when
-// retrying cannot help (the sidecar rejected the data for good).
+// retrying cannot help: every failure in err is a rejection for good. Callers
+// pass such an err only when every frame of the batch has settled.
 func (p *shardProcessor) refuse(ctx context.Context, err error) error {
 	reason := reasonOf(err)
 	p.refused(ctx, reason)
@@ -320,7 +342,7 @@ func (p *shardProcessor) refused(ctx context.Context, reason string) {
 
 func reasonOf(err error) string {
 	switch {
-	case errors.Is(err, transport.ErrRejected):
+	case onlyRejected(err):
 		return reasonRejected
 	case errors.Is(err, transport.ErrUndelivered):
 		return reasonUndelivered
@@ -330,5 +352,27 @@ func reasonOf(err error) string {
 		return reasonCanceled
 	default:
 		return reasonQueueFull
+	}
+}
+
+// onlyRejected reports whether every error joined in err (the settle errors
+// of frames, errors.Join-ed) is a rejection for good, so that none of them
+// stands for a frame that was not delivered.
+func onlyRejected(err error) bool {
+	switch e := err.(type) {
+	case nil:
+		return false
+	case interface{ Unwrap() []error }:
+		errs := e.Unwrap()
+		for _, inner := range errs {
+			if !onlyRejected(inner) {
+				return false
+			}
+		}
+		return len(errs) > 0
+	case interface{ Unwrap() error }:
+		return onlyRejected(e.Unwrap())
+	default:
+		return err == transport.ErrRejected
 	}
 }

@@ -2,9 +2,12 @@ package sdpshardprocessor
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -552,5 +555,138 @@ func TestRejectedMultiPartBatchDoesNotWedgeTheClient(t *testing.T) {
 		require.NoError(t, err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("Shutdown did not return: a settled callback blocked the client")
+	}
+}
+
+// startRawSidecar serves endpoint with a bare SDP reader on a real socket:
+// it answers each frame whose sequence is at most rejectUpTo with a reject
+// Ack and never answers the others. It returns the count of frames read.
+func startRawSidecar(t *testing.T, endpoint string, rejectUpTo uint64) (framesRead func() int) {
+	t.Helper()
+	l, err := transport.Listen(endpoint)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	read := 0
+	var conns sync.WaitGroup
+	stop := make(chan struct{})
+	conns.Add(1)
+	go func() {
+		defer conns.Done()
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() {
+				defer conns.Done()
+				go func() { <-stop; conn.Close() }()
+				r := sdp.NewReader(conn, sdp.DefaultMaxFrameSize)
+				if _, _, err := r.Next(); err != nil { // Hello
+					return
+				}
+				var f sdp.ResourceFrame
+				for {
+					_, payload, err := r.Next()
+					if err != nil || f.DecodePayload(payload) != nil {
+						return
+					}
+					mu.Lock()
+					read++
+					mu.Unlock()
+					if f.Sequence <= rejectUpTo {
+						ack := sdp.Ack{Sequence: f.Sequence, Status: sdp.AckRejected, Detail: "test sidecar rejects"}
+						b, _ := ack.AppendFrame(nil)
+						if _, err := conn.Write(b); err != nil {
+							return
+						}
+					}
+				}
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		close(stop)
+		conns.Wait()
+	})
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return read
+	}
+}
+
+func TestPartlyRejectedUndeliveredBatchIsRetryable(t *testing.T) {
+	// With wait_for_ack, a batch of which some frames were rejected and the
+	// others never acknowledged (here: given up at shutdown) must be refused
+	// retryably: a permanent error would make the caller drop frames that
+	// never reached a sidecar.
+	for _, tc := range []struct {
+		name       string
+		shards     int
+		rejectUpTo []uint64 // per shard
+	}{
+		// One Send whose settle error joins ErrRejected and ErrUndelivered.
+		{name: "one shard", shards: 1, rejectUpTo: []uint64{1}},
+		// Shard 0 rejects everything, shard 1 never acknowledges.
+		{name: "two shards", shards: 2, rejectUpTo: []uint64{1 << 62, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			endpoints := newEndpoints(t, "unix", tc.shards)
+			var reads []func() int
+			for i, endpoint := range endpoints {
+				reads = append(reads, startRawSidecar(t, endpoint, tc.rejectUpTo[i]))
+			}
+			tel := componenttest.NewTelemetry()
+			t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+			cfg := testConfig(endpoints)
+			cfg.WaitForAck = true
+			cfg.FlushTimeout = 100 * time.Millisecond
+			sc := signalCases[0]
+			p, _ := sc.create(t, NewFactory(), testSettings(tel), cfg)
+			require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+
+			const resources = 8
+			consumed := make(chan error, 1)
+			go func() {
+				_, err := sc.consume(context.Background(), p, 0, resources, 1)
+				consumed <- err
+			}()
+			waitFor(t, "every frame read by a sidecar", func() bool {
+				n := 0
+				for _, read := range reads {
+					n += read()
+				}
+				return n == resources
+			})
+			for i, read := range reads {
+				require.NotZero(t, read(), "shard %d got no frame; the test needs both kinds", i)
+			}
+			require.NoError(t, p.Shutdown(context.Background()))
+			err := <-consumed
+			require.ErrorIs(t, err, transport.ErrUndelivered)
+			assert.False(t, consumererror.IsPermanent(err), "undelivered frames must be retried: %v", err)
+			assert.Equal(t, int64(1), sumMetric(t, tel, "otelcol_processor_sdpshard_refused_batches", map[string]string{"reason": "undelivered"}))
+			assert.Zero(t, sumMetric(t, tel, "otelcol_processor_sdpshard_refused_batches", map[string]string{"reason": "rejected"}))
+		})
+	}
+}
+
+func TestRefusalReasonOfJoinedSettleErrors(t *testing.T) {
+	rejected := fmt.Errorf("%w (shard 0): no", transport.ErrRejected)
+	for _, tc := range []struct {
+		err    error
+		reason string
+	}{
+		{rejected, reasonRejected},
+		{errors.Join(errors.Join(rejected, rejected), rejected), reasonRejected},
+		{errors.Join(rejected, fmt.Errorf("%w: 2 frames", transport.ErrUndelivered)), reasonUndelivered},
+		{errors.Join(rejected, transport.ErrClosed), reasonClosed},
+		{errors.Join(rejected, context.Canceled), reasonCanceled},
+		{errors.Join(rejected, transport.ErrQueueFull), reasonQueueFull},
+		{fmt.Errorf("%w: %w", transport.ErrRejected, transport.ErrQueueFull), reasonQueueFull},
+	} {
+		assert.Equal(t, tc.reason, reasonOf(tc.err), "%v", tc.err)
 	}
 }
