@@ -73,35 +73,14 @@ func TestItemViewsZeroAllocations(t *testing.T) {
 	for _, sig := range signals {
 		bt := genBatch(sig, 7, shape{resources: 2, scopes: 2, items: 6, attrs: 4})
 		req := NewRequest(sig, bt.b)
+		var errs firstError
 		walked := 0
-		walk := func() {
-			for rd, err := range req.Resources() {
-				if err != nil {
-					t.Fatal(err)
-				}
-				for sd := range rd.Scopes() {
-					switch sig {
-					case SignalTraces:
-						for sp := range sd.Spans() {
-							walked++
-							readSpan(sp)
-						}
-					case SignalLogs:
-						for lr := range sd.LogRecords() {
-							walked++
-							readLogRecord(lr)
-						}
-					case SignalMetrics:
-						for m := range sd.Metrics() {
-							walked++
-							readMetric(m)
-						}
-					}
-				}
-			}
-		}
+		walk := func() { walked += walkItems(req, &errs) }
 		if n := testing.AllocsPerRun(20, walk); n != 0 {
 			t.Errorf("%v: walking items allocates %v times", sig, n)
+		}
+		if errs.err != nil {
+			t.Fatal(errs.err)
 		}
 		if walked == 0 {
 			t.Fatalf("%v: no items walked", sig)
@@ -109,106 +88,217 @@ func TestItemViewsZeroAllocations(t *testing.T) {
 	}
 }
 
-func readSpan(sp Span) {
-	_, _ = sp.TraceID()
-	_, _ = sp.SpanID()
-	_, _ = sp.ParentSpanID()
-	_, _ = sp.TraceState()
-	_, _ = sp.Name()
-	_, _ = sp.Kind()
-	_, _ = sp.StartTimeUnixNano()
-	_, _ = sp.EndTimeUnixNano()
-	_, _ = sp.Flags()
-	_, _ = sp.Status()
-	_, _ = sp.DroppedAttributesCount()
-	_, _, _ = sp.Attribute("key.1")
-	for kv := range sp.Attributes() {
-		_, _ = kv.Value()
+// firstError keeps the first error it is given.
+type firstError struct{ err error }
+
+func (f *firstError) add(err error) {
+	if f.err == nil && err != nil {
+		f.err = err
 	}
-	for ev := range sp.Events() {
-		_, _ = ev.Name()
-		_, _ = ev.TimeUnixNano()
-		for range ev.Attributes() {
+}
+
+func second[A any](_ A, err error) error        { return err }
+func third[A, B any](_ A, _ B, err error) error { return err }
+
+// walkItems reads every field of every item view of req, keeps the first
+// error in errs and returns how many items it walked. The fuzz targets use it
+// on arbitrary input, the allocation test on generated batches.
+func walkItems(req Request, errs *firstError) int {
+	n := 0
+	for rd, err := range req.Resources() {
+		errs.add(err)
+		for sd, err := range rd.Scopes() {
+			errs.add(err)
+			switch req.Signal() {
+			case SignalTraces:
+				for sp, err := range sd.Spans() {
+					errs.add(err)
+					readSpan(sp, errs)
+					n++
+				}
+			case SignalLogs:
+				for lr, err := range sd.LogRecords() {
+					errs.add(err)
+					readLogRecord(lr, errs)
+					n++
+				}
+			case SignalMetrics:
+				for m, err := range sd.Metrics() {
+					errs.add(err)
+					readMetric(m, errs)
+					n++
+				}
+			}
 		}
 	}
-	for l := range sp.Links() {
-		_, _ = l.TraceID()
-		_, _ = l.SpanID()
-		_, _ = l.Flags()
-		for range l.Attributes() {
+	return n
+}
+
+// readKV reads one attribute. Iterators are ranged over where they are made
+// (never passed around) so that the compiler can inline them: an iterator
+// passed as a value makes its loop body escape and allocate.
+func readKV(kv KeyValue, err error, errs *firstError) {
+	errs.add(err)
+	errs.add(second(kv.Value()))
+}
+
+func readSpan(sp Span, errs *firstError) {
+	errs.add(second(sp.TraceID()))
+	errs.add(second(sp.SpanID()))
+	errs.add(second(sp.ParentSpanID()))
+	errs.add(second(sp.TraceState()))
+	errs.add(second(sp.Name()))
+	errs.add(second(sp.Kind()))
+	errs.add(second(sp.StartTimeUnixNano()))
+	errs.add(second(sp.EndTimeUnixNano()))
+	errs.add(second(sp.Flags()))
+	errs.add(second(sp.Status()))
+	errs.add(second(sp.DroppedAttributesCount()))
+	errs.add(second(sp.DroppedEventsCount()))
+	errs.add(second(sp.DroppedLinksCount()))
+	errs.add(third(sp.Attribute("key.1")))
+	for kv, err := range sp.Attributes() {
+		readKV(kv, err, errs)
+	}
+	for ev, err := range sp.Events() {
+		errs.add(err)
+		errs.add(second(ev.Name()))
+		errs.add(second(ev.TimeUnixNano()))
+		errs.add(second(ev.DroppedAttributesCount()))
+		for kv, err := range ev.Attributes() {
+			readKV(kv, err, errs)
+		}
+	}
+	for l, err := range sp.Links() {
+		errs.add(err)
+		errs.add(second(l.TraceID()))
+		errs.add(second(l.SpanID()))
+		errs.add(second(l.TraceState()))
+		errs.add(second(l.Flags()))
+		errs.add(second(l.DroppedAttributesCount()))
+		for kv, err := range l.Attributes() {
+			readKV(kv, err, errs)
 		}
 	}
 }
 
-func readLogRecord(lr LogRecord) {
-	_, _ = lr.TimeUnixNano()
-	_, _ = lr.ObservedTimeUnixNano()
-	_, _ = lr.SeverityNumber()
-	_, _ = lr.SeverityText()
-	_, _ = lr.Body()
-	_, _ = lr.Flags()
-	_, _ = lr.TraceID()
-	_, _ = lr.SpanID()
-	_, _ = lr.EventName()
-	_, _ = lr.DroppedAttributesCount()
-	for kv := range lr.Attributes() {
-		_, _ = kv.Value()
+func readLogRecord(lr LogRecord, errs *firstError) {
+	errs.add(second(lr.TimeUnixNano()))
+	errs.add(second(lr.ObservedTimeUnixNano()))
+	errs.add(second(lr.SeverityNumber()))
+	errs.add(second(lr.SeverityText()))
+	errs.add(second(lr.Body()))
+	errs.add(second(lr.Flags()))
+	errs.add(second(lr.TraceID()))
+	errs.add(second(lr.SpanID()))
+	errs.add(second(lr.EventName()))
+	errs.add(second(lr.DroppedAttributesCount()))
+	errs.add(third(lr.Attribute("key.1")))
+	for kv, err := range lr.Attributes() {
+		readKV(kv, err, errs)
 	}
 }
 
-func readMetric(m Metric) {
-	_, _ = m.Name()
-	_, _ = m.Description()
-	_, _ = m.Unit()
-	_, _ = m.Type()
-	_, _ = m.AggregationTemporality()
-	_, _ = m.IsMonotonic()
-	_, _ = m.DataPointCount()
-	for p := range m.NumberDataPoints() {
-		_, _ = p.StartTimeUnixNano()
-		_, _ = p.TimeUnixNano()
-		_, _ = p.ValueType()
-		_, _ = p.DoubleValue()
-		_, _ = p.IntValue()
-		_, _ = p.Flags()
-		for range p.Attributes() {
+func readExemplar(e Exemplar, err error, errs *firstError) {
+	errs.add(err)
+	errs.add(second(e.TimeUnixNano()))
+	errs.add(second(e.ValueType()))
+	errs.add(second(e.DoubleValue()))
+	errs.add(second(e.IntValue()))
+	errs.add(second(e.TraceID()))
+	errs.add(second(e.SpanID()))
+	for kv, err := range e.FilteredAttributes() {
+		readKV(kv, err, errs)
+	}
+}
+
+func readMetric(m Metric, errs *firstError) {
+	errs.add(second(m.Name()))
+	errs.add(second(m.Description()))
+	errs.add(second(m.Unit()))
+	errs.add(second(m.Type()))
+	errs.add(second(m.AggregationTemporality()))
+	errs.add(second(m.IsMonotonic()))
+	errs.add(second(m.DataPointCount()))
+	for kv, err := range m.Metadata() {
+		readKV(kv, err, errs)
+	}
+	for p, err := range m.NumberDataPoints() {
+		errs.add(err)
+		errs.add(second(p.StartTimeUnixNano()))
+		errs.add(second(p.TimeUnixNano()))
+		errs.add(second(p.ValueType()))
+		errs.add(second(p.DoubleValue()))
+		errs.add(second(p.IntValue()))
+		errs.add(second(p.Flags()))
+		for kv, err := range p.Attributes() {
+			readKV(kv, err, errs)
 		}
-		for e := range p.Exemplars() {
-			_, _ = e.DoubleValue()
-			_, _ = e.TraceID()
+		for e, err := range p.Exemplars() {
+			readExemplar(e, err, errs)
 		}
 	}
-	for p := range m.HistogramDataPoints() {
-		_, _ = p.Count()
-		_, _, _ = p.Sum()
-		_, _, _ = p.Min()
-		_, _, _ = p.Max()
-		for range p.BucketCounts() {
+	for p, err := range m.HistogramDataPoints() {
+		errs.add(err)
+		errs.add(second(p.StartTimeUnixNano()))
+		errs.add(second(p.TimeUnixNano()))
+		errs.add(second(p.Count()))
+		errs.add(third(p.Sum()))
+		errs.add(third(p.Min()))
+		errs.add(third(p.Max()))
+		errs.add(second(p.Flags()))
+		for _, err := range p.BucketCounts() {
+			errs.add(err)
 		}
-		for range p.ExplicitBounds() {
+		for _, err := range p.ExplicitBounds() {
+			errs.add(err)
 		}
-		for range p.Exemplars() {
+		for kv, err := range p.Attributes() {
+			readKV(kv, err, errs)
 		}
-	}
-	for p := range m.ExponentialHistogramDataPoints() {
-		_, _ = p.Count()
-		_, _ = p.Scale()
-		_, _ = p.ZeroCount()
-		_, _ = p.ZeroThreshold()
-		_, _ = p.Positive().Offset()
-		for range p.Positive().BucketCounts() {
-		}
-		for range p.Negative().BucketCounts() {
-		}
-		for range p.Attributes() {
+		for e, err := range p.Exemplars() {
+			readExemplar(e, err, errs)
 		}
 	}
-	for p := range m.SummaryDataPoints() {
-		_, _ = p.Count()
-		_, _ = p.Sum()
-		for range p.QuantileValues() {
+	for p, err := range m.ExponentialHistogramDataPoints() {
+		errs.add(err)
+		errs.add(second(p.StartTimeUnixNano()))
+		errs.add(second(p.TimeUnixNano()))
+		errs.add(second(p.Count()))
+		errs.add(third(p.Sum()))
+		errs.add(third(p.Min()))
+		errs.add(third(p.Max()))
+		errs.add(second(p.Scale()))
+		errs.add(second(p.ZeroCount()))
+		errs.add(second(p.ZeroThreshold()))
+		errs.add(second(p.Flags()))
+		errs.add(second(p.Positive().Offset()))
+		for _, err := range p.Positive().BucketCounts() {
+			errs.add(err)
 		}
-		for range p.Attributes() {
+		errs.add(second(p.Negative().Offset()))
+		for _, err := range p.Negative().BucketCounts() {
+			errs.add(err)
+		}
+		for kv, err := range p.Attributes() {
+			readKV(kv, err, errs)
+		}
+		for e, err := range p.Exemplars() {
+			readExemplar(e, err, errs)
+		}
+	}
+	for p, err := range m.SummaryDataPoints() {
+		errs.add(err)
+		errs.add(second(p.StartTimeUnixNano()))
+		errs.add(second(p.TimeUnixNano()))
+		errs.add(second(p.Count()))
+		errs.add(second(p.Sum()))
+		errs.add(second(p.Flags()))
+		for _, err := range p.QuantileValues() {
+			errs.add(err)
+		}
+		for kv, err := range p.Attributes() {
+			readKV(kv, err, errs)
 		}
 	}
 }

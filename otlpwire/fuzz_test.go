@@ -14,9 +14,12 @@ func FuzzMetrics(f *testing.F) { fuzzSignal(f, SignalMetrics) }
 func FuzzLogs(f *testing.F)    { fuzzSignal(f, SignalLogs) }
 
 // fuzzSignal checks that nothing panics and that, for every input pdata's
-// OTLP receiver path accepts, counts agree with pdata and every chunk that
-// SplitResource builds is accepted by pdata with the announced count. The
-// seed corpus lives in testdata/fuzz/Fuzz<Signal>.
+// OTLP receiver path accepts, counts agree with pdata, every chunk that
+// SplitResource builds is accepted by pdata with the announced count, and
+// every field of every item view (spans, events, links, log records,
+// metrics, data points, exemplars) reads without error and equals pdata's.
+// Errors from item views must match ErrMalformed. The seed corpus lives in
+// testdata/fuzz/Fuzz<Signal>.
 func fuzzSignal(f *testing.F, sig Signal) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		req := NewRequest(sig, b)
@@ -83,6 +86,21 @@ func fuzzSignal(f *testing.F, sig Signal) {
 			}
 			if !tooLarge && total != rn {
 				t.Fatalf("chunks hold %d items, resource %d", total, rn)
+			}
+		}
+		var errs firstError
+		walked := walkItems(req, &errs)
+		if errs.err != nil && !errors.Is(errs.err, ErrMalformed) {
+			t.Fatalf("item view error does not match ErrMalformed: %v", errs.err)
+		}
+		if perr == nil && errs.err != nil && !errors.Is(errs.err, errGroup) {
+			t.Fatalf("pdata accepts, item views: %v", errs.err)
+		}
+		if perr == nil && errs.err == nil {
+			var st itemStats
+			compareItems(t, sig, b, &st)
+			if sig != SignalMetrics && walked != want {
+				t.Fatalf("walked %d items, pdata %d", walked, want)
 			}
 		}
 	})

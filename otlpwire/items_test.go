@@ -51,32 +51,36 @@ func eqBytes(t *testing.T, what string, got []byte, err error, want string) {
 	}
 }
 
-// checkAttrs compares an attribute iterator and lookup with a pdata map.
+// checkAttrs compares an attribute iterator, entry by entry (duplicate keys
+// included), and the lookup (first occurrence) with a pdata map.
 func checkAttrs(t *testing.T, seq iter.Seq2[KeyValue, error], get func(string) (Value, bool, error), m pcommon.Map) {
 	t.Helper()
+	next, stop := iter.Pull2(m.All())
+	defer stop()
 	n := 0
 	for kv, err := range seq {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pv, ok := m.Get(kv.Key())
-		if !ok {
-			t.Fatalf("attribute %q not in pdata", kv.Key())
+		pk, pv, ok := next()
+		if !ok || pk != kv.Key() {
+			t.Fatalf("attribute %d is %q, pdata %q (present %v)", n, kv.Key(), pk, ok)
 		}
 		checkValue(t, must(kv.Value())(t), pv)
 		if get != nil {
 			v, found, err := get(kv.Key())
+			first, _ := m.Get(kv.Key())
 			if err != nil || !found {
 				t.Fatalf("Attribute(%q) = %v, %v", kv.Key(), found, err)
 			}
-			checkValue(t, v, pv)
+			checkValue(t, v, first)
 		}
 		n++
 	}
 	if n != m.Len() {
 		t.Fatalf("%d attributes, pdata has %d", n, m.Len())
 	}
-	if get != nil {
+	if _, has := m.Get("no.such.key"); get != nil && !has {
 		if _, found, err := get("no.such.key"); found || err != nil {
 			t.Fatalf("Attribute(missing) = %v, %v", found, err)
 		}
@@ -115,12 +119,24 @@ func walkScopes(t *testing.T, sig Signal, b []byte, fn func(i, j int, sd ScopeDa
 	}
 }
 
-func TestDifferentialSpans(t *testing.T) {
-	events, links := 0, 0
-	forEachCase(t, 2, func(t *testing.T, sig Signal, _ encoding, b []byte, _ decoded, _ []byte) {
-		if sig != SignalTraces {
-			return
-		}
+// itemStats says what a comparison covered, so tests can insist that the
+// generated data exercises every view.
+type itemStats struct {
+	items, events, links, exemplars int
+	bodies                          map[pcommon.ValueType]bool
+	metricTypes                     map[MetricType]bool
+}
+
+// compareItems walks every item of b (which pdata's receivers must accept)
+// with the views and compares each exposed field with pdata's getters.
+func compareItems(t *testing.T, sig Signal, b []byte, st *itemStats) {
+	t.Helper()
+	if st.bodies == nil {
+		st.bodies = map[pcommon.ValueType]bool{}
+		st.metricTypes = map[MetricType]bool{}
+	}
+	switch sig {
+	case SignalTraces:
 		req := ptraceotlp.NewExportRequest()
 		if err := req.UnmarshalProto(b); err != nil {
 			t.Fatal(err)
@@ -133,15 +149,63 @@ func TestDifferentialSpans(t *testing.T) {
 			eq(t, "spans", len(spans), want.Len())
 			for k, sp := range spans {
 				checkSpan(t, sp, want.At(k))
-				events += want.At(k).Events().Len()
-				links += want.At(k).Links().Len()
+				st.events += want.At(k).Events().Len()
+				st.links += want.At(k).Links().Len()
 				seen++
 			}
 		})
 		eq(t, "spans walked", seen, td.SpanCount())
+		st.items += seen
+	case SignalLogs:
+		req := plogotlp.NewExportRequest()
+		if err := req.UnmarshalProto(b); err != nil {
+			t.Fatal(err)
+		}
+		ld := req.Logs()
+		seen := 0
+		walkScopes(t, sig, b, func(i, j int, sd ScopeData) {
+			want := ld.ResourceLogs().At(i).ScopeLogs().At(j).LogRecords()
+			records := collect(t, sd.LogRecords())
+			eq(t, "log records", len(records), want.Len())
+			for k, lr := range records {
+				checkLogRecord(t, lr, want.At(k))
+				st.bodies[want.At(k).Body().Type()] = true
+				seen++
+			}
+		})
+		eq(t, "log records walked", seen, ld.LogRecordCount())
+		st.items += seen
+	case SignalMetrics:
+		req := pmetricotlp.NewExportRequest()
+		if err := req.UnmarshalProto(b); err != nil {
+			t.Fatal(err)
+		}
+		md := req.Metrics()
+		points := 0
+		walkScopes(t, sig, b, func(i, j int, sd ScopeData) {
+			want := md.ResourceMetrics().At(i).ScopeMetrics().At(j).Metrics()
+			metrics := collect(t, sd.Metrics())
+			eq(t, "metrics", len(metrics), want.Len())
+			for k, m := range metrics {
+				st.metricTypes[must(m.Type())(t)] = true
+				points += checkMetric(t, m, want.At(k))
+				st.exemplars += countExemplars(want.At(k))
+			}
+		})
+		eq(t, "data points walked", points, md.DataPointCount())
+		st.items += points
+	}
+}
+
+func TestDifferentialSpans(t *testing.T) {
+	var st itemStats
+	forEachCase(t, 2, func(t *testing.T, sig Signal, _ encoding, b []byte, _ decoded, _ []byte) {
+		if sig == SignalTraces {
+			compareItems(t, sig, b, &st)
+		}
 	})
-	if events == 0 || links == 0 {
-		t.Fatalf("generated %d events and %d links; the comparison needs both", events, links)
+	if st.items == 0 || st.events == 0 || st.links == 0 {
+		t.Fatalf("compared %d spans, %d events and %d links; the comparison needs all", st.items, st.events, st.links)
 	}
 }
 
@@ -191,31 +255,14 @@ func checkSpan(t *testing.T, sp Span, w ptrace.Span) {
 }
 
 func TestDifferentialLogRecords(t *testing.T) {
-	bodies := map[pcommon.ValueType]bool{}
+	var st itemStats
 	forEachCase(t, 2, func(t *testing.T, sig Signal, _ encoding, b []byte, _ decoded, _ []byte) {
-		if sig != SignalLogs {
-			return
+		if sig == SignalLogs {
+			compareItems(t, sig, b, &st)
 		}
-		req := plogotlp.NewExportRequest()
-		if err := req.UnmarshalProto(b); err != nil {
-			t.Fatal(err)
-		}
-		ld := req.Logs()
-		seen := 0
-		walkScopes(t, sig, b, func(i, j int, sd ScopeData) {
-			want := ld.ResourceLogs().At(i).ScopeLogs().At(j).LogRecords()
-			records := collect(t, sd.LogRecords())
-			eq(t, "log records", len(records), want.Len())
-			for k, lr := range records {
-				checkLogRecord(t, lr, want.At(k))
-				bodies[want.At(k).Body().Type()] = true
-				seen++
-			}
-		})
-		eq(t, "log records walked", seen, ld.LogRecordCount())
 	})
-	if len(bodies) != 8 {
-		t.Fatalf("log bodies of %d kinds generated, want all 8", len(bodies))
+	if len(st.bodies) != 8 {
+		t.Fatalf("log bodies of %d kinds compared, want all 8", len(st.bodies))
 	}
 }
 
@@ -237,36 +284,18 @@ func checkLogRecord(t *testing.T, lr LogRecord, w plog.LogRecord) {
 }
 
 func TestDifferentialMetrics(t *testing.T) {
-	kinds := map[MetricType]int{}
-	exemplars := 0
+	var st itemStats
 	forEachCase(t, 2, func(t *testing.T, sig Signal, _ encoding, b []byte, _ decoded, _ []byte) {
-		if sig != SignalMetrics {
-			return
+		if sig == SignalMetrics {
+			compareItems(t, sig, b, &st)
 		}
-		req := pmetricotlp.NewExportRequest()
-		if err := req.UnmarshalProto(b); err != nil {
-			t.Fatal(err)
-		}
-		md := req.Metrics()
-		points := 0
-		walkScopes(t, sig, b, func(i, j int, sd ScopeData) {
-			want := md.ResourceMetrics().At(i).ScopeMetrics().At(j).Metrics()
-			metrics := collect(t, sd.Metrics())
-			eq(t, "metrics", len(metrics), want.Len())
-			for k, m := range metrics {
-				kinds[must(m.Type())(t)]++
-				points += checkMetric(t, m, want.At(k))
-				exemplars += countExemplars(want.At(k))
-			}
-		})
-		eq(t, "data points walked", points, md.DataPointCount())
 	})
-	if exemplars == 0 {
-		t.Error("no exemplar was generated")
+	if st.exemplars == 0 {
+		t.Error("no exemplar was compared")
 	}
 	for typ := MetricTypeEmpty; typ <= MetricTypeSummary; typ++ {
-		if kinds[typ] == 0 {
-			t.Errorf("no %v metric was generated", typ)
+		if !st.metricTypes[typ] {
+			t.Errorf("no %v metric was compared", typ)
 		}
 	}
 }
