@@ -488,3 +488,113 @@ func TestParseFlags(t *testing.T) {
 		}
 	}
 }
+
+// failingFile is an output file whose next write stores only half of the
+// record and fails, as a full disk does; truncateErr makes the undo fail too.
+type failingFile struct {
+	outputFile
+	failWrite   bool
+	truncateErr error
+}
+
+func (f *failingFile) Write(p []byte) (int, error) {
+	if !f.failWrite {
+		return f.outputFile.Write(p)
+	}
+	f.failWrite = false
+	n, _ := f.outputFile.Write(p[:len(p)/2])
+	return n, errors.New("no space left on device")
+}
+
+func (f *failingFile) Truncate(size int64) error {
+	if f.truncateErr != nil {
+		return f.truncateErr
+	}
+	return f.outputFile.Truncate(size)
+}
+
+func recordFrame(t *testing.T, p payload) *sdp.ResourceFrame {
+	t.Helper()
+	return &sdp.ResourceFrame{Sequence: 1, Signal: p.signal, Shard: p.shard, ItemCount: uint32(p.items), OTLP: p.otlp}
+}
+
+func TestFileModeFailedWriteLeavesOnlyWholeRecords(t *testing.T) {
+	dir := t.TempDir()
+	s, err := newFileSink(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	var injected *failingFile
+	open := s.open
+	s.open = func(path string) (outputFile, int64, error) {
+		f, size, err := open(path)
+		injected = &failingFile{outputFile: f}
+		return injected, size, err
+	}
+	a, b := tracesPayload(t, 0, "a", 3), tracesPayload(t, 0, "b", 2)
+	path := filepath.Join(dir, FileName(0, a.signal))
+
+	if status, detail := s.consume(recordFrame(t, a)); status != sdp.AckAccepted {
+		t.Fatalf("first record: status %v %s", status, detail)
+	}
+	injected.failWrite = true
+	if status, _ := s.consume(recordFrame(t, b)); status != sdp.AckRetry {
+		t.Fatalf("failed write answered %v, want retry", status)
+	}
+	if got := readRecords(t, path); len(got) != 1 || !bytes.Equal(got[0], a.otlp) {
+		t.Fatalf("after the failed write the file holds %d records, want only the first", len(got))
+	}
+	// The client sends the frame again; the file stays readable.
+	if status, detail := s.consume(recordFrame(t, b)); status != sdp.AckAccepted {
+		t.Fatalf("retried record: status %v %s", status, detail)
+	}
+	if got := readRecords(t, path); len(got) != 2 || !bytes.Equal(got[0], a.otlp) || !bytes.Equal(got[1], b.otlp) {
+		t.Fatalf("file holds %d records, want the two whole ones", len(got))
+	}
+
+	// When the partial record cannot be removed, nothing more is appended
+	// behind it: every later frame for that file is answered retry.
+	injected.failWrite = true
+	injected.truncateErr = errors.New("read-only file system")
+	if status, _ := s.consume(recordFrame(t, a)); status != sdp.AckRetry {
+		t.Fatalf("failed write answered %v, want retry", status)
+	}
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	injected.truncateErr = nil
+	if status, _ := s.consume(recordFrame(t, a)); status != sdp.AckRetry {
+		t.Fatalf("write behind a partial record answered %v, want retry", status)
+	}
+	after, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Size() != before.Size() {
+		t.Fatalf("file grew from %d to %d bytes behind a partial record", before.Size(), after.Size())
+	}
+}
+
+func TestFileModeConsumeAfterCloseAnswersRetry(t *testing.T) {
+	// Run closes the sink even when a handler outlived the server's
+	// shutdown; that handler's late frames must get an answer, not a panic.
+	s, err := newFileSink(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tracesPayload(t, 0, "a", 1)
+	if status, _ := s.consume(recordFrame(t, p)); status != sdp.AckAccepted {
+		t.Fatalf("status %v before close", status)
+	}
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, shard := range []uint32{0, 1} { // an open file and a new one
+		p := tracesPayload(t, shard, "a", 1)
+		if status, detail := s.consume(recordFrame(t, p)); status != sdp.AckRetry {
+			t.Errorf("shard %d after close: status %v %q, want retry", shard, status, detail)
+		}
+	}
+}
