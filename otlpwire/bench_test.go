@@ -263,3 +263,78 @@ func BenchmarkResourceHash(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWalkItems reads every field of every item view (walkItems: ids,
+// times, names, attributes and their values, points and their buckets)
+// against pdata unmarshalling the same request, after which its getters are
+// plain field reads.
+func BenchmarkWalkItems(b *testing.B) {
+	for _, sig := range signals {
+		fx := benchFixture(sig)
+		want, _ := pdataCount(sig, fx)
+		b.Run(sig.String()+"/otlpwire", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(fx)))
+			req := NewRequest(sig, fx)
+			for b.Loop() {
+				var errs firstError
+				n := walkItems(req, &errs)
+				if errs.err != nil || (sig != SignalMetrics && n != want) {
+					b.Fatalf("walked %d items (%v), want %d", n, errs.err, want)
+				}
+			}
+		})
+		b.Run(sig.String()+"/otlpwire-one-field", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(fx)))
+			req := NewRequest(sig, fx)
+			for b.Loop() {
+				if n := walkOneField(req); n != want {
+					b.Fatalf("walked %d items, want %d", n, want)
+				}
+			}
+		})
+		b.Run(sig.String()+"/pdata-unmarshal", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(fx)))
+			for b.Loop() {
+				if n, err := pdataCount(sig, fx); err != nil || n != want {
+					b.Fatalf("pdata: %d, %v", n, err)
+				}
+			}
+		})
+	}
+}
+
+// walkOneField reads one field per item, the way a router or filter looks
+// at a span's name, a log record's severity or a data point's time.
+func walkOneField(req Request) int {
+	n := 0
+	for rd := range req.Resources() {
+		for sd := range rd.Scopes() {
+			switch req.Signal() {
+			case SignalTraces:
+				for sp := range sd.Spans() {
+					if name, _ := sp.Name(); len(name) > 0 {
+						n++
+					}
+				}
+			case SignalLogs:
+				for lr := range sd.LogRecords() {
+					if _, err := lr.SeverityNumber(); err == nil {
+						n++
+					}
+				}
+			case SignalMetrics:
+				for m := range sd.Metrics() {
+					for p := range m.NumberDataPoints() {
+						if _, err := p.TimeUnixNano(); err == nil {
+							n++
+						}
+					}
+				}
+			}
+		}
+	}
+	return n
+}
