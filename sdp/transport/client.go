@@ -70,7 +70,9 @@ type ClientSettings struct {
 	DialTimeout time.Duration
 	// InitialBackoff and MaxBackoff bound the jittered exponential waits
 	// between connection attempts and before sending frames again after an
-	// Ack with status retry.
+	// Ack with status retry. Both start over from InitialBackoff once a
+	// connection has made progress: its first Ack of any status. A retry
+	// wait does not outlive its connection.
 	InitialBackoff, MaxBackoff time.Duration
 	// WriteTimeout bounds each write; a sidecar that stops reading for
 	// longer loses its connection and the frames are sent again on a new
@@ -117,6 +119,10 @@ type Client struct {
 	retryAt      time.Time // after an Ack asked to retry: no writes before this
 	retries      int       // consecutive Acks asking to retry
 	acked        bool      // an Ack arrived on the current connection
+
+	// retryBackoff is the wait after the retries-th consecutive Ack asking
+	// to retry; tests replace it to observe the attempts.
+	retryBackoff func(retries int) time.Duration
 }
 
 // entry is one held frame.
@@ -193,6 +199,7 @@ func NewClient(s ClientSettings) (*Client, error) {
 	if c.obs == nil {
 		c.obs = nopObserver{}
 	}
+	c.retryBackoff = func(retries int) time.Duration { return backoff(retries, s.InitialBackoff, s.MaxBackoff) }
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c, nil
 }
@@ -464,6 +471,10 @@ func (c *Client) session(conn net.Conn, reconnect bool) (healthy bool, err error
 	c.conn = conn
 	c.seq = 0
 	c.acked = false
+	// A retry wait was asked for on the old connection; the dial backoff
+	// has spaced this one, and a sidecar that recovered should get the
+	// frames now.
+	c.retryAt = time.Time{}
 	c.mu.Unlock()
 
 	readerDone := make(chan struct{})
@@ -679,6 +690,13 @@ func (c *Client) handleAck(ack *sdp.Ack, settled []*batch) ([]*batch, error) {
 	}
 	if frames > 0 {
 		c.lastProgress = now
+		if !c.acked {
+			// The first Ack on a connection, whatever its status, shows
+			// a sidecar that answers: retry waits start over from the
+			// initial backoff, as the dial backoff does after this
+			// session.
+			c.retries = 0
+		}
 		c.acked = true
 	}
 	switch ack.Status {
@@ -689,7 +707,7 @@ func (c *Client) handleAck(ack *sdp.Ack, settled []*batch) ([]*batch, error) {
 			all := append(retry, c.pending.drain()...)
 			slices.SortFunc(all, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
 			c.pending.reset(all)
-			c.retryAt = now.Add(backoff(c.retries, c.set.InitialBackoff, c.set.MaxBackoff))
+			c.retryAt = now.Add(c.retryBackoff(c.retries))
 			c.retries++
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -498,5 +499,105 @@ func TestQueuedBytesDuringShutdownGivingUp(t *testing.T) {
 	<-polled
 	if q := c.QueuedBytes(); q != 0 {
 		t.Errorf("QueuedBytes after Shutdown settled everything = %d, want 0", q)
+	}
+}
+
+func TestRetryBackoffStartsOverOnANewConnection(t *testing.T) {
+	// A sidecar asked to retry four times, the last time with a long wait,
+	// then its connection ended. The next connection must not inherit that
+	// wait nor the grown backoff: the frame goes out on it at once, and its
+	// first retry waits the initial backoff (attempt 0) again.
+	l, endpoint := listen(t, "unix")
+	c, err := NewClient(testSettings(t, endpoint, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var attempts []int
+	c.retryBackoff = func(retries int) time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		attempts = append(attempts, retries)
+		if retries == 3 {
+			return time.Hour
+		}
+		return time.Millisecond
+	}
+
+	// Connection 1 answers retry four times and closes; connection 2
+	// answers retry once, then accepts.
+	script := [][]sdp.AckStatus{
+		{sdp.AckRetry, sdp.AckRetry, sdp.AckRetry, sdp.AckRetry},
+		{sdp.AckRetry, sdp.AckAccepted},
+	}
+	sidecarDone := make(chan error, 1)
+	go func() {
+		sidecarDone <- func() error {
+			for i, statuses := range script {
+				conn, err := l.Accept()
+				if err != nil {
+					return err
+				}
+				defer conn.Close()
+				r := sdp.NewReader(conn, 1<<20)
+				if _, _, err := r.Next(); err != nil {
+					return fmt.Errorf("connection %d: reading Hello: %w", i+1, err)
+				}
+				var f sdp.ResourceFrame
+				for _, status := range statuses {
+					_, payload, err := r.Next()
+					if err != nil {
+						return fmt.Errorf("connection %d: reading a frame: %w", i+1, err)
+					}
+					if err := f.DecodePayload(payload); err != nil {
+						return err
+					}
+					ack := sdp.Ack{Sequence: f.Sequence, Status: status, Detail: "busy"}
+					b, err := ack.AppendFrame(nil)
+					if err != nil {
+						return err
+					}
+					if _, err := conn.Write(b); err != nil {
+						return err
+					}
+				}
+				if i == len(script)-1 {
+					// Wait for the client to leave.
+					if _, _, err := r.Next(); err == nil {
+						return errors.New("unexpected frame after the last Ack")
+					}
+				}
+				conn.Close()
+			}
+			return nil
+		}()
+	}()
+	t.Cleanup(func() { l.Close() })
+
+	c.Start()
+	settled := make(chan error, 1)
+	if err := c.Send([]Frame{testFrame(t, "a", 10)}, func(err error) { settled <- err }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-settled:
+		if err != nil {
+			t.Fatalf("settled with %v", err)
+		}
+	case err := <-sidecarDone:
+		t.Fatalf("sidecar ended early: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the frame was not accepted on the new connection: it waited out the old connection's retry backoff")
+	}
+	if err := shutdownClient(t, c, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-sidecarDone; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []int{0, 1, 2, 3, 0}; !slices.Equal(attempts, want) {
+		t.Errorf("retry backoff attempts %v, want %v", attempts, want)
 	}
 }
