@@ -9,6 +9,13 @@
 // hands them to a [Handler] one at a time per connection and acknowledges
 // each.
 //
+// A sidecar must read a frame whole, and take what it needs of it, before
+// it sends an Ack whose sequence covers that frame. The client forgets a
+// frame once it is acknowledged, and may still be writing the frame when
+// the Ack arrives: were a sidecar to acknowledge a frame it had read only in
+// part and the connection then broke, the frame would be lost. [Server]
+// acknowledges a frame only after its [Handler] has returned for it.
+//
 // Endpoints are written unix:///path/to/socket or tcp://host:port; see
 // [ParseEndpoint].
 package transport
