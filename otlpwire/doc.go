@@ -5,9 +5,14 @@
 // ExportMetricsServiceRequest or ExportLogsServiceRequest (TracesData,
 // MetricsData and LogsData share the layout). From it one reaches, without
 // copying, each ResourceData (ResourceSpans, ResourceMetrics, ResourceLogs),
-// its Resource and attributes (KeyValue, Value), and each ScopeData with its
-// InstrumentationScope. Items (spans, data points, log records) are counted
-// and split, but not yet exposed as typed views.
+// its Resource and attributes (KeyValue, Value), each ScopeData with its
+// InstrumentationScope, and the items: ScopeData.Spans (Span with SpanEvent,
+// SpanLink and SpanStatus), ScopeData.LogRecords (LogRecord) and
+// ScopeData.Metrics (Metric with NumberDataPoint, HistogramDataPoint,
+// ExponentialHistogramDataPoint, SummaryDataPoint and Exemplar). Item views
+// are plain byte slices: each accessor scans the item for its field, so
+// reading one or two fields per item is cheap and reading all of them costs
+// about what decoding with pdata does, without allocating.
 //
 // # Agreement with pdata
 //
@@ -19,7 +24,11 @@
 // no scope in field 2; for a metric carrying several data fields the last
 // one wins. Repeated occurrences of a singular message field (a resource, a
 // scope, an attribute value) are merged and scalars resolve to their last
-// occurrence, as protobuf and pdata define.
+// occurrence, as protobuf and pdata define. Repeated scalars (histogram
+// bucket counts and bounds, exponential bucket counts) are read packed or
+// unpacked; for fixed64 fields pdata lets a packed occurrence replace the
+// elements before it instead of appending to them, and otlpwire does the
+// same, so even that unusual mix reads identically.
 //
 // # Validation
 //
@@ -27,7 +36,11 @@
 // lengths, truncation), the wire types of known fields and field numbers.
 // Counting walks request, resource and scope messages, and for metrics the
 // Metric and its data message; it does not look inside spans, log records or
-// data points. Attribute operations validate the attributes they read;
+// data points. Item iterators validate the top level of each item (or data
+// point, event, link, exemplar) before yielding it, and each accessor
+// validates what it reads: trace and span ids must be empty or 16 and 8
+// bytes long, packed fixed64 fields a multiple of 8 bytes, as pdata
+// requires. Attribute operations validate the attributes they read;
 // Hash validates every attribute value recursively. Errors match
 // ErrMalformed with errors.Is and are *ParseError values naming the message,
 // byte offset and field that failed. Input that pdata accepts is never
@@ -46,7 +59,10 @@
 //
 // # Allocation
 //
-// Counting, iteration, attribute lookup, hashing and AppendRequest into a
-// buffer with enough capacity allocate nothing. Views alias the request
+// Counting, iteration (items included), reading item fields, attribute
+// lookup, hashing and AppendRequest into a buffer with enough capacity
+// allocate nothing, as long as iterators are ranged over where they are
+// made: an iterator stored in a variable of func type or passed to another
+// function can make its loop body escape to the heap. Views alias the request
 // bytes, which must not change while views are in use.
 package otlpwire
