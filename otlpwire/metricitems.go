@@ -517,7 +517,7 @@ func (e ExponentialBuckets) eachCount(fn func(uint64) bool) error {
 		for pos := 0; pos < len(f.data); {
 			v, next, err := consumeVarint(f.data, pos)
 			if err != nil {
-				return malformed(schemaBuckets.name, pos, 2, err)
+				return malformed(schemaBuckets.name, f.start, 2, err)
 			}
 			pos = next
 			if !fn(v) {
@@ -588,8 +588,10 @@ func (p SummaryDataPoint) Flags() (uint32, error) {
 
 // ValueAtQuantile is one decoded quantile of a summary point.
 type ValueAtQuantile struct {
+	// Quantile is in [0, 1]: 0.5 is the median.
 	Quantile float64
-	Value    float64
+	// Value is the observed value at that quantile.
+	Value float64
 }
 
 func parseValueAtQuantile(b []byte) (ValueAtQuantile, error) {
