@@ -25,12 +25,14 @@ type Reader struct {
 
 // NewReader returns a Reader of r that refuses frames over maxFrameSize
 // bytes, header included. A non-positive maxFrameSize means
-// DefaultMaxFrameSize; one beyond HeaderSize+MaxValueSize is lowered to it.
+// DefaultMaxFrameSize; one beyond HeaderSize+MaxValueSize is lowered to it,
+// and one below HeaderSize is raised to it (only empty payloads pass), so
+// that the limit never underflows into no limit at all.
 func NewReader(r io.Reader, maxFrameSize int) *Reader {
 	if maxFrameSize <= 0 {
 		maxFrameSize = DefaultMaxFrameSize
 	}
-	maxFrameSize = min(maxFrameSize, HeaderSize+MaxValueSize)
+	maxFrameSize = min(max(maxFrameSize, HeaderSize), HeaderSize+MaxValueSize)
 	return &Reader{r: r, max: maxFrameSize}
 }
 

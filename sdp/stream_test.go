@@ -60,6 +60,18 @@ func TestReaderDefaultsAndClampsMaximum(t *testing.T) {
 	if DefaultMaxFrameSize < MaxResourceFrameSize {
 		t.Error("the default maximum refuses valid ResourceFrames")
 	}
+	// A maximum smaller than a header must still be a limit: a declared
+	// payload of any size is refused before anything is allocated.
+	frame := readVector(t, "resource_frame_traces.bin")
+	for _, limit := range []int{1, HeaderSize - 1} {
+		r := NewReader(bytes.NewReader(frame), limit)
+		if _, _, err := r.Next(); !errors.Is(err, ErrTooLarge) {
+			t.Errorf("limit %d: Next = %v, want ErrTooLarge", limit, err)
+		}
+		if cap(r.buf) != 0 {
+			t.Errorf("limit %d: buffer of %d bytes allocated", limit, cap(r.buf))
+		}
+	}
 }
 
 func TestReaderReusesItsBuffer(t *testing.T) {
