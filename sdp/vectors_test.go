@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,11 +122,25 @@ func encodeMessage(t testing.TB, msg any) []byte {
 	return out
 }
 
+// checkedFields lists, per vector kind, the vectors.json fields the check
+// functions below compare, so a field added to the contract cannot go
+// unchecked.
+var checkedFields = map[string][]string{
+	"Hello":         {"protocol_version", "sender", "shard", "shard_count"},
+	"ResourceFrame": {"sequence", "signal", "shard", "resource_hash", "item_count", "otlp_file", "otlp_len"},
+	"Ack":           {"sequence", "status", "detail"},
+}
+
 func TestVectors(t *testing.T) {
 	kinds := map[string]int{}
 	for _, v := range loadVectors(t) {
 		kinds[v.Kind]++
 		t.Run(v.File, func(t *testing.T) {
+			for name := range v.Fields {
+				if !slices.Contains(checkedFields[v.Kind], name) {
+					t.Fatalf("vectors.json field %q of a %s vector is not checked by this test", name, v.Kind)
+				}
+			}
 			data := readVector(t, v.File)
 			switch v.Kind {
 			case "Hello":
