@@ -54,8 +54,30 @@
 // Resource.Hash and Resource.HashKeys compute a 64-bit hash of a resource's
 // identity that does not depend on attribute order or on the field order
 // inside KeyValue and AnyValue, so pdata (descending field order) and SDKs
-// (ascending) produce the same value. The algorithm is fixed (see hash.go
-// and the README) and pinned by golden tests: shard assignment depends on it.
+// (ascending) produce the same value. Shard assignment depends on it, so the
+// algorithm below is stable across releases and pinned by golden tests; a
+// different hash would be a new, separately named function.
+//
+//  1. Each attribute is written in a canonical byte encoding:
+//     uvarint(len(key)) key value, where value is one code byte followed by
+//     its payload: 0 empty (also a string-table index, which pdata reads as
+//     empty), nothing; 1 string, uvarint(len) bytes; 2 bool, one byte 0 or 1;
+//     3 int, 8 bytes little-endian two's complement; 4 double, the 8 IEEE-754
+//     bytes little-endian (bitwise: -0 and +0 differ, NaNs by payload);
+//     5 array, uvarint(number of elements) then each element's value
+//     encoding in order; 6 kvlist, uvarint(number of entries) then the 8-byte
+//     little-endian wrapping sum of the entries' attribute hashes (step 2),
+//     so entry order does not matter; 7 bytes, uvarint(len) bytes.
+//  2. The attribute hash is SplitMix64's finaliser applied to the 64-bit
+//     FNV-1a hash of that encoding.
+//  3. The resource hash is the finaliser applied to S + n*0x9e3779b97f4a7c15,
+//     where S is the wrapping sum of the attribute hashes and n the number of
+//     attributes hashed: every attribute for Hash (a duplicate counts twice),
+//     the first occurrence of each distinct listed key for HashKeys.
+//
+// Only decoded values enter the encoding, so field order inside KeyValue and
+// AnyValue, non-minimal varints, unknown fields and attribute order have no
+// effect. A resource without attributes hashes to 0.
 //
 // # Allocation
 //
