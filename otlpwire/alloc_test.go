@@ -19,6 +19,17 @@ func TestZeroAllocations(t *testing.T) {
 		}
 		buf := make([]byte, 0, len(bt.b)+16)
 		keys := []string{"service.name", "key.3"}
+		// The checks below drop results; make sure the paths they pin do
+		// the full work rather than fail early without allocating.
+		if n, err := req.ItemCount(); err != nil || n == 0 {
+			t.Fatalf("%v: ItemCount = %d, %v", sig, n, err)
+		}
+		if _, err := res.Hash(); err != nil {
+			t.Fatalf("%v: Hash: %v", sig, err)
+		}
+		if _, found, err := res.HashKeys(keys); err != nil || found == 0 {
+			t.Fatalf("%v: HashKeys found %d, %v", sig, found, err)
+		}
 		checks := map[string]func(){
 			"Request.ItemCount":      func() { _, _ = req.ItemCount() },
 			"ResourceData.ItemCount": func() { _, _ = first.ItemCount() },

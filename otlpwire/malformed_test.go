@@ -91,10 +91,15 @@ func TestUnknownSignal(t *testing.T) {
 	if _, err := NewRequest(Signal(9), nil).ItemCount(); !errors.Is(err, ErrUnknownSignal) {
 		t.Fatalf("err = %v", err)
 	}
+	yields := 0
 	for _, err := range NewRequest(0, []byte{0x0a, 0x00}).Resources() {
+		yields++
 		if !errors.Is(err, ErrUnknownSignal) {
 			t.Fatalf("err = %v", err)
 		}
+	}
+	if yields != 1 {
+		t.Fatalf("Resources of an unknown signal yielded %d times, want one error", yields)
 	}
 }
 
