@@ -200,6 +200,12 @@ type signalCase struct {
 	// decode returns the service.name, item names and canonical bytes of
 	// a frame's single-resource request.
 	decode func(otlp []byte) (service string, items []string, resources int, err error)
+	// alone returns, for batch b, each resource copied alone into a new
+	// request with pdata and marshalled by pdata, keyed by the name of the
+	// resource's first item: what a frame of that resource must decode to.
+	alone func(t *testing.T, batch, resources, items int) map[string][]byte
+	// canonical unmarshals a frame's OTLP with pdata and marshals it again.
+	canonical func(otlp []byte) ([]byte, error)
 }
 
 func serviceName(batch, resource int) string { return fmt.Sprintf("svc-%d", resource) }
@@ -237,6 +243,25 @@ var signalCases = []signalCase{
 			}
 			return resourceService(rs.Resource()), names, 1, nil
 		},
+		alone: func(t *testing.T, batch, resources, items int) map[string][]byte {
+			td, _ := buildTraces(batch, resources, items)
+			out := map[string][]byte{}
+			for r := range td.ResourceSpans().Len() {
+				single := ptrace.NewTraces()
+				td.ResourceSpans().At(r).CopyTo(single.ResourceSpans().AppendEmpty())
+				b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(single)
+				require.NoError(t, err)
+				out[itemName(batch, r, 0)] = b
+			}
+			return out
+		},
+		canonical: func(otlp []byte) ([]byte, error) {
+			td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(otlp)
+			if err != nil {
+				return nil, err
+			}
+			return (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+		},
 	},
 	{
 		name: "metrics",
@@ -272,6 +297,25 @@ var signalCases = []signalCase{
 			}
 			return resourceService(rm.Resource()), names, 1, nil
 		},
+		alone: func(t *testing.T, batch, resources, items int) map[string][]byte {
+			md, _ := buildMetrics(batch, resources, items)
+			out := map[string][]byte{}
+			for r := range md.ResourceMetrics().Len() {
+				single := pmetric.NewMetrics()
+				md.ResourceMetrics().At(r).CopyTo(single.ResourceMetrics().AppendEmpty())
+				b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(single)
+				require.NoError(t, err)
+				out[itemName(batch, r, 0)] = b
+			}
+			return out
+		},
+		canonical: func(otlp []byte) ([]byte, error) {
+			md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(otlp)
+			if err != nil {
+				return nil, err
+			}
+			return (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
+		},
 	},
 	{
 		name: "logs",
@@ -301,6 +345,25 @@ var signalCases = []signalCase{
 				}
 			}
 			return resourceService(rl.Resource()), names, 1, nil
+		},
+		alone: func(t *testing.T, batch, resources, items int) map[string][]byte {
+			ld, _ := buildLogs(batch, resources, items)
+			out := map[string][]byte{}
+			for r := range ld.ResourceLogs().Len() {
+				single := plog.NewLogs()
+				ld.ResourceLogs().At(r).CopyTo(single.ResourceLogs().AppendEmpty())
+				b, err := (&plog.ProtoMarshaler{}).MarshalLogs(single)
+				require.NoError(t, err)
+				out[itemName(batch, r, 0)] = b
+			}
+			return out
+		},
+		canonical: func(otlp []byte) ([]byte, error) {
+			ld, err := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(otlp)
+			if err != nil {
+				return nil, err
+			}
+			return (&plog.ProtoMarshaler{}).MarshalLogs(ld)
 		},
 	},
 }

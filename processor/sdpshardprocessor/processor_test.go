@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -105,6 +106,22 @@ func TestEveryItemIsAcknowledgedOnItsShard(t *testing.T) {
 					require.Equal(t, len(names), d.itemsByRes[svc], "items of %s", svc)
 				}
 				require.Equal(t, batches*resources, d.frames, "one frame per resource per batch")
+				// Each frame carries exactly its resource's data: what pdata
+				// gives for that resource copied alone into a new request.
+				want := map[string][]byte{}
+				for b := range batches {
+					maps.Copy(want, sc.alone(t, b, resources, items))
+				}
+				for _, rec := range recs {
+					for _, r := range rec.snapshot() {
+						_, names, _, err := sc.decode(r.frame.OTLP)
+						require.NoError(t, err)
+						require.NotEmpty(t, names)
+						got, err := sc.canonical(r.frame.OTLP)
+						require.NoError(t, err)
+						require.Equal(t, want[names[0]], got, "frame of the resource whose first item is %s", names[0])
+					}
+				}
 				assert.Equal(t, batches*resources*items, passed(), "tee passes every item on")
 
 				// Telemetry agrees with what the sidecars saw. The writer
