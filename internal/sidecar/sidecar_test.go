@@ -598,3 +598,60 @@ func TestFileModeConsumeAfterCloseAnswersRetry(t *testing.T) {
 		}
 	}
 }
+
+func TestAckDelayFlagDelaysEveryAck(t *testing.T) {
+	const delay = 150 * time.Millisecond
+	eps := endpoints(t)
+	s, _ := start(t, Config{Listen: eps[:1], Mode: ModeCount, AckDelay: delay})
+	began := time.Now()
+	errs := deliver(t, eps[0], 0, []payload{tracesPayload(t, 0, "a", 1), tracesPayload(t, 0, "b", 1)})
+	// A lower bound only: the acks may not come sooner than the delay.
+	if elapsed := time.Since(began); elapsed < delay {
+		t.Errorf("frames acked after %s, before the %s ack delay", elapsed, delay)
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("frame %d settled with %v", i, err)
+		}
+	}
+	if got := s.Stats().Acks["accepted"]; got != 2 {
+		t.Errorf("%d accepted acks, want 2", got)
+	}
+}
+
+func TestAckStatusRetryMakesTheSenderSendAgain(t *testing.T) {
+	eps := endpoints(t)
+	s, _ := start(t, Config{Listen: eps[1:], Mode: ModeCount, AckStatus: sdp.AckRetry})
+	c, err := transport.NewClient(transport.ClientSettings{
+		Endpoint: eps[1], Sender: "test", Shard: 0, ShardCount: 1,
+		InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
+		Logger: zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Start()
+	settled := make(chan error, 1)
+	if err := c.Send([]transport.Frame{tracesPayload(t, 0, "a", 3).frame(t)}, func(err error) { settled <- err }); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Stats().Acks["retry"] < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("sidecar answered retry %d times; the sender did not send again", s.Stats().Acks["retry"])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := s.Stats().Totals["all"].Frames; got != 0 {
+		t.Errorf("%d frames counted as handled; with -ack-status 1 none is", got)
+	}
+	// The sidecar never accepts: shutdown gives the frame up, and says so.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := c.Shutdown(ctx); !errors.Is(err, transport.ErrUndelivered) {
+		t.Errorf("Shutdown = %v, want ErrUndelivered", err)
+	}
+	if err := <-settled; !errors.Is(err, transport.ErrUndelivered) {
+		t.Errorf("frame settled with %v, want ErrUndelivered", err)
+	}
+}
