@@ -84,8 +84,11 @@ func (c *Config) Validate() error {
 	if c.AckStatus > sdp.AckRejected {
 		return fmt.Errorf("ack status %d: want 0 (accepted), 1 (retry) or 2 (rejected)", c.AckStatus)
 	}
-	if c.AckDelay < 0 || c.StatsInterval < 0 {
-		return errors.New("durations must not be negative")
+	if c.AckDelay < 0 {
+		return fmt.Errorf("-ack-delay %s: must not be negative", c.AckDelay)
+	}
+	if c.StatsInterval < 0 {
+		return fmt.Errorf("-stats-interval %s: must not be negative", c.StatsInterval)
 	}
 	return nil
 }

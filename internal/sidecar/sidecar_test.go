@@ -482,6 +482,8 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-listen", "tcp://127.0.0.1:1", "-mode", "forward"}, "needs -forward-endpoint"},
 		{[]string{"-listen", "tcp://127.0.0.1:1", "-ack-status", "3"}, "want 0, 1 or 2"},
 		{[]string{"-listen", "tcp://127.0.0.1:1", "extra"}, "unexpected arguments"},
+		{[]string{"-listen", "tcp://127.0.0.1:1", "-ack-delay", "-1s"}, "-ack-delay -1s: must not be negative"},
+		{[]string{"-listen", "tcp://127.0.0.1:1", "-stats-interval", "-2s"}, "-stats-interval -2s: must not be negative"},
 	} {
 		if _, err := ParseFlags(tc.args, io.Discard); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ParseFlags(%q) = %v, want an error saying %q", tc.args, err, tc.want)
