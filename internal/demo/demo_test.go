@@ -16,10 +16,10 @@ import (
 )
 
 func TestParseExposition(t *testing.T) {
-	text := `# HELP otelcol_processor_wirecount_items_total Items received per group.
-# TYPE otelcol_processor_wirecount_items_total counter
-otelcol_processor_wirecount_items_total{otel_signal="traces",processor="wirecount",service_name="a\"b\\c"} 42
-otelcol_processor_wirecount_items_total{otel_signal="logs",processor="wirecount",service_name="x,y}"} 7 1700000000000
+	text := `# HELP otelcol_processor_wirecount_items Items received per group.
+# TYPE otelcol_processor_wirecount_items counter
+otelcol_processor_wirecount_items{otel_signal="traces",processor="wirecount",service_name="a\"b\\c"} 42
+otelcol_processor_wirecount_items{otel_signal="logs",processor="wirecount",service_name="x,y}"} 7 1700000000000
 target_info 1
 `
 	samples, err := parseExposition(text)
@@ -29,7 +29,7 @@ target_info 1
 	if len(samples) != 3 {
 		t.Fatalf("%d samples, want 3: %+v", len(samples), samples)
 	}
-	if s := samples[0]; s.name != "otelcol_processor_wirecount_items_total" || s.value != 42 ||
+	if s := samples[0]; s.name != "otelcol_processor_wirecount_items" || s.value != 42 ||
 		s.labels["service_name"] != `a"b\c` || s.labels["otel_signal"] != "traces" {
 		t.Errorf("first sample = %+v", s)
 	}
@@ -57,11 +57,11 @@ func TestParseExpositionRejectsBrokenLines(t *testing.T) {
 
 func TestCountedSumsTheCaseServicesOfOneSignal(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Write([]byte(`otelcol_processor_wirecount_items_total{otel_signal="traces",processor="wirecount",service_name="s1"} 10
-otelcol_processor_wirecount_items_total{otel_signal="traces",processor="wirecount",service_name="s2"} 5
-otelcol_processor_wirecount_items_total{otel_signal="logs",processor="wirecount",service_name="s1"} 100
-otelcol_processor_wirecount_items_total{otel_signal="traces",processor="wirecount",service_name="other"} 1000
-otelcol_processor_wirecount_bytes_total{otel_signal="traces",processor="wirecount",service_name="s1"} 9999
+		w.Write([]byte(`otelcol_processor_wirecount_items{otel_signal="traces",processor="wirecount",service_name="s1"} 10
+otelcol_processor_wirecount_items{otel_signal="traces",processor="wirecount",service_name="s2"} 5
+otelcol_processor_wirecount_items{otel_signal="logs",processor="wirecount",service_name="s1"} 100
+otelcol_processor_wirecount_items{otel_signal="traces",processor="wirecount",service_name="other"} 1000
+otelcol_processor_wirecount_bytes{otel_signal="traces",processor="wirecount",service_name="s1"} 9999
 `))
 	}))
 	defer srv.Close()

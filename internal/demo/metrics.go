@@ -15,11 +15,14 @@ type sample struct {
 	value  float64
 }
 
-// isWirecountItems matches the Prometheus name of the wirecount processor's
-// items counter (otelcol_processor_wirecount_items, with the _total suffix
-// the Prometheus exporter adds to counters).
+// wirecountItems is the Prometheus name of the wirecount processor's items
+// counter as the v0.161 Collector serves it: its internal telemetry adds
+// neither the _total nor a unit suffix.
+const wirecountItems = "otelcol_processor_wirecount_items"
+
+// isWirecountItems matches the wirecount processor's items counter.
 func isWirecountItems(name string) bool {
-	return name == "otelcol_processor_wirecount_items_total" || name == "otelcol_processor_wirecount_items"
+	return name == wirecountItems
 }
 
 // scrape reads the Collector's Prometheus endpoint.
