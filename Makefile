@@ -16,8 +16,10 @@ DIST := $(ROOT)/dist
 TOOLS := $(ROOT)/.tools
 TOOLS_BIN := $(TOOLS)/bin
 
-# Pinned tools (the v0.161.0 / v1.67.0 collector train; see builder-config.yaml).
-OCB_VERSION := v0.161.0
+# Pinned tools (the v0.165.0 / v1.71.0 collector train; see builder-config.yaml).
+# telemetrygen is a load generator, not part of the train: v0.165.0 is not
+# served by the module proxy, and v0.161.0 speaks OTLP to any Collector.
+OCB_VERSION := v0.165.0
 TELEMETRYGEN_VERSION := v0.161.0
 HELM_VERSION := v3.22.0
 

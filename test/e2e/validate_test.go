@@ -118,14 +118,15 @@ func TestComponentsListsTheDistribution(t *testing.T) {
 	}{
 		{"processor", got.Processors, "wirecount", ourModule},
 		{"processor", got.Processors, "sdpshard", ourModule},
-		{"processor", got.Processors, "batch", "go.opentelemetry.io/collector/processor/batchprocessor v0.161.0"},
-		{"processor", got.Processors, "memory_limiter", "go.opentelemetry.io/collector/processor/memorylimiterprocessor v0.161.0"},
-		{"receiver", got.Receivers, "otlp", "go.opentelemetry.io/collector/receiver/otlpreceiver v0.161.0"},
-		{"exporter", got.Exporters, "debug", "go.opentelemetry.io/collector/exporter/debugexporter v0.161.0"},
-		{"exporter", got.Exporters, "otlp_grpc", "go.opentelemetry.io/collector/exporter/otlpexporter v0.161.0"},
-		{"exporter", got.Exporters, "otlp_http", "go.opentelemetry.io/collector/exporter/otlphttpexporter v0.161.0"},
-		{"extension", got.Extensions, "health_check", "github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension v0.161.0"},
-		{"extension", got.Extensions, "zpages", "go.opentelemetry.io/collector/extension/zpagesextension v0.161.0"},
+		{"processor", got.Processors, "batch", "go.opentelemetry.io/collector/processor/batchprocessor v0.165.0"},
+		{"processor", got.Processors, "memory_limiter", "go.opentelemetry.io/collector/processor/memorylimiterprocessor v0.165.0"},
+		{"receiver", got.Receivers, "otlp", "go.opentelemetry.io/collector/receiver/otlpreceiver v0.165.0"},
+		{"exporter", got.Exporters, "debug", "go.opentelemetry.io/collector/exporter/debugexporter v0.165.0"},
+		{"exporter", got.Exporters, "otlp_grpc", "go.opentelemetry.io/collector/exporter/otlpexporter v0.165.0"},
+		{"exporter", got.Exporters, "otlp_http", "go.opentelemetry.io/collector/exporter/otlphttpexporter v0.165.0"},
+		{"extension", got.Extensions, "health_check", "github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension v0.165.0"},
+		{"extension", got.Extensions, "zpages", "go.opentelemetry.io/collector/extension/zpagesextension v0.165.0"},
+		{"extension", got.Extensions, "pprof", "github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension v0.165.0"},
 	} {
 		found := false
 		for _, c := range want.list {
