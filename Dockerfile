@@ -26,6 +26,8 @@ RUN go build -trimpath -ldflags='-s -w' -o /out/sdp-sidecar ./cmd/sdp-sidecar
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/otelcol-sdp /otelcol-sdp
 COPY --from=build /out/sdp-sidecar /sdp-sidecar
+# The configuration CMD names, so that the image starts as it is.
+COPY deploy/docker/config.yaml /etc/otelcol-sdp/config.yaml
 USER 65532:65532
 # OTLP gRPC, OTLP HTTP, health_check, internal metrics, zpages.
 EXPOSE 4317 4318 13133 8888 55679

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"debug/elf"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,19 +135,25 @@ func TestDockerfileBuildsTheMakefileBinaries(t *testing.T) {
 
 	// The runtime stage: the Collector at the image root (the chart runs
 	// /<command.name>), the sidecar beside it, not root.
-	copies := map[string]string{}
-	var user, entrypoint string
+	copies := map[string]string{}       // image path <- build stage path
+	contextFiles := map[string]string{} // image path <- repository path
+	var user, entrypoint, command string
 	for _, in := range final.instructions {
 		switch in.keyword {
 		case "COPY":
 			fields := strings.Fields(in.args)
-			if len(fields) == 3 && strings.HasPrefix(fields[0], "--from=") {
+			switch {
+			case len(fields) == 3 && strings.HasPrefix(fields[0], "--from="):
 				copies[fields[2]] = fields[1]
+			case len(fields) == 2:
+				contextFiles[fields[1]] = fields[0]
 			}
 		case "USER":
 			user = in.args
 		case "ENTRYPOINT":
 			entrypoint = in.args
+		case "CMD":
+			command = in.args
 		}
 	}
 	for dst, src := range map[string]string{"/otelcol-sdp": "/out/otelcol-sdp", "/sdp-sidecar": "/out/sdp-sidecar"} {
@@ -159,6 +166,30 @@ func TestDockerfileBuildsTheMakefileBinaries(t *testing.T) {
 	}
 	if entrypoint != `["/otelcol-sdp"]` {
 		t.Errorf(`ENTRYPOINT %s, want ["/otelcol-sdp"]`, entrypoint)
+	}
+
+	// The image must start as it is: the file CMD names is copied into the
+	// image from the repository, and the built Collector accepts it.
+	var args []string
+	if err := json.Unmarshal([]byte(command), &args); err != nil {
+		t.Fatalf("CMD %s: want the JSON form: %v", command, err)
+	}
+	var config string
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--config="); ok {
+			config = v
+		}
+	}
+	if config == "" {
+		t.Fatalf("CMD %s names no --config=FILE", command)
+	}
+	src, ok := contextFiles[config]
+	if !ok {
+		t.Fatalf("CMD names %s, but the runtime stage copies no file there (copies: %v)", config, contextFiles)
+	}
+	cmd := exec.Command(makeBinaries["otelcol-sdp"], "validate", "--config", filepath.Join(root, src))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("the image's default configuration %s (from %s) does not validate: %v\n%s", config, src, err, b)
 	}
 }
 
