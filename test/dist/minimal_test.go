@@ -3,57 +3,93 @@
 package dist
 
 import (
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/demo"
 	"github.com/otelcol-sdp/otelcol-sdp/test/testbin"
 )
 
 const ourModule = "github.com/otelcol-sdp/otelcol-sdp"
 
 // TestMinimalDistributionBuilds builds examples/builder-config-minimal.yaml
-// with ocb against this checkout (a replace of our module by its path, as a
-// user would before a release) and checks that the Collector it produces
-// has our processors and accepts a configuration that uses them.
+// exactly as the README and the manifest tell a user to: the file unchanged,
+// in a folder that also holds the clone as otelcol-sdp (the manifest's
+// `replaces:` points there). It then checks that the Collector it produces
+// lists our processors and runs a pipeline through both of them: the demo
+// harness sends every signal over gRPC and HTTP, and every item must be
+// counted by wirecount and reach the sidecars through sdpshard.
 func TestMinimalDistributionBuilds(t *testing.T) {
 	ocb := testbin.Path(t, testbin.OCBEnv)
 	root := testbin.RepoRoot(t)
 
-	var manifest map[string]any
-	readYAML(t, filepath.Join(root, "examples", "builder-config-minimal.yaml"), &manifest)
-	dist, _ := manifest["dist"].(map[string]any)
-	if dist == nil {
-		t.Fatal("examples/builder-config-minimal.yaml has no dist section")
-	}
-	out := t.TempDir()
-	dist["output_path"] = filepath.Join(out, "otelcol-mine")
-	manifest["replaces"] = []string{ourModule + " => " + root}
-	b, err := yaml.Marshal(manifest)
+	manifest, err := os.ReadFile(filepath.Join(root, "examples", "builder-config-minimal.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	config := filepath.Join(out, "builder-config.yaml")
-	if err := os.WriteFile(config, b, 0o644); err != nil {
+	var parsed struct {
+		Dist struct {
+			Name       string `yaml:"name"`
+			OutputPath string `yaml:"output_path"`
+		} `yaml:"dist"`
+		Replaces []string `yaml:"replaces"`
+	}
+	if err := yaml.Unmarshal(manifest, &parsed); err != nil {
+		t.Fatalf("examples/builder-config-minimal.yaml: %v", err)
+	}
+	if !slices.Contains(parsed.Replaces, ourModule+" => ../otelcol-sdp") {
+		t.Fatalf("the minimal manifest's replaces %q lack %q, which the README documents", parsed.Replaces, ourModule+" => ../otelcol-sdp")
+	}
+	work := t.TempDir()
+	if err := os.Symlink(root, filepath.Join(work, "otelcol-sdp")); err != nil {
 		t.Fatal(err)
 	}
-	testbin.Run(t, out, nil, ocb, "--config", config)
+	if err := os.WriteFile(filepath.Join(work, "builder-config-minimal.yaml"), manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testbin.Run(t, work, nil, ocb, "--config", "builder-config-minimal.yaml")
 
-	bin := filepath.Join(out, "otelcol-mine", "otelcol-mine")
-	components := testbin.Run(t, out, nil, bin, "components")
+	bin := filepath.Join(work, parsed.Dist.OutputPath, parsed.Dist.Name)
+	components := testbin.Run(t, work, nil, bin, "components")
 	for _, name := range []string{"wirecount", "sdpshard"} {
 		if !regexp.MustCompile(`(?m)^\s+- name: ` + name + `\n\s+module: ` + regexp.QuoteMeta(ourModule) + ` `).MatchString(components) {
 			t.Errorf("the minimal distribution does not list processor %s from %s:\n%s", name, ourModule, components)
 		}
 	}
-	cmd := exec.Command(bin, "validate", "--config", filepath.Join("testdata", "minimal-config.yaml"))
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Errorf("the minimal distribution rejects testdata/minimal-config.yaml: %v\n%s", err, b)
+
+	opts := demo.Options{
+		Binaries: demo.Binaries{
+			Collector:    bin,
+			Sidecar:      testbin.Path(t, testbin.SidecarEnv),
+			Telemetrygen: testbin.Path(t, testbin.TelemetrygenEnv),
+		},
+		Config:   filepath.Join(root, "test", "dist", "testdata", "minimal-config.yaml"),
+		Items:    20,
+		Services: 2,
+		WorkDir:  t.TempDir(),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	report, err := demo.Run(ctx, opts)
+	if err != nil {
+		t.Fatalf("running the minimal distribution: %v", err)
+	}
+	var table strings.Builder
+	report.WriteTo(&table)
+	t.Logf("minimal distribution:\n%s", table.String())
+	if len(report.Results) == 0 {
+		t.Fatal("no case ran")
+	}
+	if err := report.Err(); err != nil {
+		t.Error(err)
 	}
 }
 
