@@ -21,20 +21,61 @@ type helmValues struct {
 	Command struct {
 		Name string `yaml:"name"`
 	} `yaml:"command"`
-	Config          map[string]any `yaml:"config"`
-	ExtraContainers []struct {
-		Name         string        `yaml:"name"`
-		Command      []string      `yaml:"command"`
-		Args         []string      `yaml:"args"`
-		VolumeMounts []volumeMount `yaml:"volumeMounts"`
-	} `yaml:"extraContainers"`
-	ExtraVolumes []struct {
+	Image struct {
+		Repository string `yaml:"repository"`
+		Tag        string `yaml:"tag"`
+		PullPolicy string `yaml:"pullPolicy"`
+	} `yaml:"image"`
+	Config                        map[string]any       `yaml:"config"`
+	PodSecurityContext            securityContext      `yaml:"podSecurityContext"`
+	SecurityContext               securityContext      `yaml:"securityContext"`
+	TerminationGracePeriodSeconds int                  `yaml:"terminationGracePeriodSeconds"`
+	Ports                         map[string]chartPort `yaml:"ports"`
+	InitContainers                []container          `yaml:"initContainers"`
+	ExtraContainers               []container          `yaml:"extraContainers"`
+	ExtraVolumes                  []struct {
 		Name     string `yaml:"name"`
 		EmptyDir *struct {
 			Medium string `yaml:"medium"`
 		} `yaml:"emptyDir"`
 	} `yaml:"extraVolumes"`
 	ExtraVolumeMounts []volumeMount `yaml:"extraVolumeMounts"`
+}
+
+// container is a Kubernetes container as the values write it.
+type container struct {
+	Name            string          `yaml:"name"`
+	Image           string          `yaml:"image"`
+	ImagePullPolicy string          `yaml:"imagePullPolicy"`
+	RestartPolicy   string          `yaml:"restartPolicy"`
+	Command         []string        `yaml:"command"`
+	Args            []string        `yaml:"args"`
+	VolumeMounts    []volumeMount   `yaml:"volumeMounts"`
+	SecurityContext securityContext `yaml:"securityContext"`
+}
+
+// securityContext holds the fields of a pod's or container's security
+// context that the "restricted" Pod Security Standard constrains.
+type securityContext struct {
+	RunAsNonRoot             *bool  `yaml:"runAsNonRoot"`
+	RunAsUser                *int64 `yaml:"runAsUser"`
+	AllowPrivilegeEscalation *bool  `yaml:"allowPrivilegeEscalation"`
+	Privileged               *bool  `yaml:"privileged"`
+	Capabilities             struct {
+		Add  []string `yaml:"add"`
+		Drop []string `yaml:"drop"`
+	} `yaml:"capabilities"`
+	SeccompProfile struct {
+		Type string `yaml:"type"`
+	} `yaml:"seccompProfile"`
+}
+
+// chartPort is one entry of the chart's `ports` value.
+type chartPort struct {
+	Enabled       bool   `yaml:"enabled"`
+	ContainerPort int    `yaml:"containerPort"`
+	ServicePort   int    `yaml:"servicePort"`
+	Protocol      string `yaml:"protocol"`
 }
 
 type volumeMount struct {
@@ -71,7 +112,10 @@ func TestHelmValuesConfigValidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(collector, "validate", "--config", file)
-	cmd.Env = append(os.Environ(), "MY_POD_IP=127.0.0.1")
+	// The environment the chart's pod gives the Collector.
+	cmd.Env = append(os.Environ(), "MY_POD_IP=127.0.0.1", "OTEL_K8S_NODE_NAME=node-a",
+		"OTEL_K8S_NODE_IP=10.0.0.1", "OTEL_K8S_NAMESPACE=observability", "OTEL_K8S_POD_NAME=sdp-0",
+		"OTEL_K8S_POD_IP=127.0.0.1")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("otelcol-sdp validate of the chart's configuration: %v\n%s\n--- merged configuration ---\n%s", err, out, b)
 	}
@@ -116,18 +160,32 @@ func TestHelmValuesWireTheSidecars(t *testing.T) {
 			continue
 		}
 		servers := 0
-		for _, c := range values.ExtraContainers {
+		for _, c := range values.InitContainers {
 			listens := slices.Contains(c.Args, endpoint)
 			if listens && mountedVolume(c.VolumeMounts, socket) == volume {
 				servers++
 				if !slices.Equal(c.Command, []string{"/sdp-sidecar"}) {
 					t.Errorf("container %s runs %v: the image has the sidecar at /sdp-sidecar", c.Name, c.Command)
 				}
+				// A native sidecar: started before the Collector and
+				// stopped only after it has exited, so the Collector's
+				// shutdown drain still reaches it.
+				if c.RestartPolicy != "Always" {
+					t.Errorf("sidecar %s has restartPolicy %q: want Always (a native sidecar, stopped after the Collector)", c.Name, c.RestartPolicy)
+				}
+			}
+		}
+		for _, c := range values.ExtraContainers {
+			if slices.Contains(c.Args, endpoint) {
+				t.Errorf("sidecar %s for %s is an extraContainer: Kubernetes may stop it before the Collector has drained; make it a native sidecar in initContainers", c.Name, endpoint)
 			}
 		}
 		if servers != 1 {
-			t.Errorf("%d sidecar containers listen on %s with the socket volume mounted, want 1", servers, endpoint)
+			t.Errorf("%d native sidecar containers listen on %s with the socket volume mounted, want 1", servers, endpoint)
 		}
+	}
+	if values.TerminationGracePeriodSeconds < 10 {
+		t.Errorf("terminationGracePeriodSeconds = %d: too short for the Collector to drain to its sidecars", values.TerminationGracePeriodSeconds)
 	}
 }
 
