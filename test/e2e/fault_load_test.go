@@ -40,6 +40,19 @@ type loadSettings struct {
 	// Padding adds an attribute of this many bytes to every span, to make
 	// requests larger.
 	Padding int
+	// Shape, when set, replaces Resources, Spans, Services and Padding:
+	// every request holds exactly these resources.
+	Shape []resourceShape
+	// Requests, when positive, is how many requests each sender sends
+	// before it stops on its own.
+	Requests int
+}
+
+// resourceShape is one resource of a shaped request.
+type resourceShape struct {
+	Service string
+	Spans   int
+	Padding int
 }
 
 // smallLoad is the traffic of most scenarios: about 100 requests and 4,000
@@ -53,6 +66,7 @@ type load struct {
 	conn     *grpc.ClientConn
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+	done     chan struct{} // closed when every sender has returned
 	next     atomic.Uint64
 
 	mu       sync.Mutex
@@ -73,18 +87,23 @@ func startLoad(t *testing.T, endpoint string, s loadSettings) *load {
 		t.Fatalf("gRPC client for %s: %v", endpoint, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &load{settings: s, conn: conn, cancel: cancel, acked: map[spanID]struct{}{}, failures: map[string]int{}}
+	l := &load{settings: s, conn: conn, cancel: cancel, done: make(chan struct{}),
+		acked: map[spanID]struct{}{}, failures: map[string]int{}}
 	for sender := range s.Senders {
 		l.wg.Add(1)
 		go l.run(ctx, sender)
 	}
+	go func() {
+		l.wg.Wait()
+		close(l.done)
+	}()
 	return l
 }
 
 func (l *load) run(ctx context.Context, sender int) {
 	defer l.wg.Done()
 	client := ptraceotlp.NewGRPCClient(l.conn)
-	for round := 0; ctx.Err() == nil; round++ {
+	for round := 0; ctx.Err() == nil && (l.settings.Requests <= 0 || round < l.settings.Requests); round++ {
 		req, ids := l.request(sender*l.settings.Resources + round*l.settings.Senders*l.settings.Resources)
 		callCtx, cancel := context.WithTimeout(ctx, l.settings.Timeout)
 		_, err := client.Export(callCtx, req)
@@ -104,22 +123,25 @@ func (l *load) run(ctx context.Context, sender int) {
 }
 
 // request builds one request of fresh spans; firstService picks the
-// services of its resources.
+// services of its resources when the load has no Shape.
 func (l *load) request(firstService int) (ptraceotlp.ExportRequest, []spanID) {
 	s := l.settings
-	td := ptrace.NewTraces()
-	ids := make([]spanID, 0, s.Resources*s.Spans)
-	var pad string
-	if s.Padding > 0 {
-		pad = strings.Repeat("x", s.Padding)
+	shape := s.Shape
+	if len(shape) == 0 {
+		for r := range s.Resources {
+			shape = append(shape, resourceShape{Service: fmt.Sprintf("fault-svc-%d", (firstService+r)%s.Services), Spans: s.Spans, Padding: s.Padding})
+		}
 	}
+	td := ptrace.NewTraces()
+	var ids []spanID
 	now := pcommon.NewTimestampFromTime(time.Now())
-	for r := range s.Resources {
+	for _, res := range shape {
 		rs := td.ResourceSpans().AppendEmpty()
-		rs.Resource().Attributes().PutStr("service.name", fmt.Sprintf("fault-svc-%d", (firstService+r)%s.Services))
+		rs.Resource().Attributes().PutStr("service.name", res.Service)
 		spans := rs.ScopeSpans().AppendEmpty()
 		spans.Scope().SetName("faulttest")
-		for range s.Spans {
+		pad := strings.Repeat("x", res.Padding)
+		for range res.Spans {
 			id := spanIDOf(l.next.Add(1))
 			span := spans.Spans().AppendEmpty()
 			span.SetName("op")
@@ -178,7 +200,10 @@ func (l *load) stop() loadResult {
 	}
 }
 
-// snapshot returns how many spans were acked so far.
+// finished is closed once every sender has sent its Requests.
+func (l *load) finished() <-chan struct{} { return l.done }
+
+// ackedSoFar returns how many spans were acked so far.
 func (l *load) ackedSoFar() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -93,7 +93,7 @@ type tally struct {
 	Duplicates int
 	// Unacked are spans received although the client was not told they
 	// succeeded (a refused or cut-off request that got through anyway).
-	Unacked int
+	Unacked   int
 	firstLost spanID
 }
 
@@ -122,13 +122,34 @@ func (tl tally) String() string {
 }
 
 // waitDelivered polls the sidecars' files until every acked span is there
-// or timeout passes, and returns the last reading.
+// or timeout passes, and returns the last reading. It is for scenarios
+// whose Collector still runs and may deliver after a reconnect backoff.
 func waitDelivered(t testing.TB, res loadResult, timeout time.Duration, dirs ...string) tally {
 	t.Helper()
+	return waitReceived(t, res, timeout, 0, dirs...)
+}
+
+// waitSettled is waitDelivered for scenarios whose Collector is gone: what
+// it wrote to the sidecars' sockets before it died may still be on its way
+// into their files, so it returns once every acked span is there or the
+// number of spans received has not changed for quiet (at most timeout).
+func waitSettled(t testing.TB, res loadResult, dirs ...string) tally {
+	t.Helper()
+	return waitReceived(t, res, deliverTimeout, 2*time.Second, dirs...)
+}
+
+func waitReceived(t testing.TB, res loadResult, timeout, quiet time.Duration, dirs ...string) tally {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
+	last, lastChange := -1, time.Now()
 	for {
 		tl := count(res, readReceived(t, dirs...))
 		if tl.Lost == 0 || time.Now().After(deadline) {
+			return tl
+		}
+		if tl.Received != last {
+			last, lastChange = tl.Received, time.Now()
+		} else if quiet > 0 && time.Since(lastChange) >= quiet {
 			return tl
 		}
 		time.Sleep(200 * time.Millisecond)

@@ -89,12 +89,65 @@ func TestFaultCollectorTerminated(t *testing.T) {
 			t.Logf("the Collector exited %s after SIGTERM", time.Since(start).Round(time.Millisecond))
 			res := l.stop()
 
-			// Nothing more can arrive: the Collector is gone. The sidecars
-			// have written every frame they acked.
-			tl := count(res, readReceived(t, e.outDirs()...))
+			tl := waitSettled(t, res, e.outDirs()...)
 			checkNothingLost(t, res, tl, "the Collector answered OK for spans it then dropped at shutdown "+
 				"(with wait_for_ack: false the client is answered once frames are queued in memory)")
 			e.stopAll()
 		})
 	}
+}
+
+// TestFaultCollectorKilled freezes both sidecars with SIGSTOP while the load
+// runs, so that frames pile up in the Collector, then kills the Collector
+// with SIGKILL and resumes the sidecars.
+//
+//   - default: the processor's default settings. Nothing the client was
+//     told succeeded may be lost: OK must mean acknowledged by a sidecar.
+//   - persistent_queue: OK before the sidecars' ack (wait_for_ack: false),
+//     with frames held in a file_storage extension (storage:). The Collector
+//     is started again on the same storage and must deliver what it held.
+func TestFaultCollectorKilled(t *testing.T) {
+	t.Run("default", func(t *testing.T) {
+		e := newFaultEnv(t, 2)
+		e.startSidecars()
+		e.writeConfig(collectorSettings{})
+		e.startCollector()
+		res := killCollectorWhileSidecarsStopped(t, e)
+		tl := waitSettled(t, res, e.outDirs()...)
+		checkNothingLost(t, res, tl, "the Collector answered OK for spans held only in its memory "+
+			"(with wait_for_ack: false the client is answered once frames are queued)")
+		e.stopAll()
+	})
+	t.Run("persistent_queue", func(t *testing.T) {
+		e := newFaultEnv(t, 2)
+		e.writeConfig(persistentQueue(t, e))
+		requirePersistentQueue(t, e)
+		e.startSidecars()
+		e.startCollector()
+		res := killCollectorWhileSidecarsStopped(t, e)
+		t.Log("starting the Collector again on the same storage")
+		e.startCollector()
+		tl := waitDelivered(t, res, deliverTimeout, e.outDirs()...)
+		checkNothingLost(t, res, tl, "frames acked to the client from the persistent queue must be replayed after a restart")
+		e.stopAll()
+	})
+}
+
+// killCollectorWhileSidecarsStopped runs the load for a second, stops both
+// sidecars for two more, kills the Collector and resumes the sidecars.
+func killCollectorWhileSidecarsStopped(t *testing.T, e *faultEnv) loadResult {
+	t.Helper()
+	l := startLoad(t, e.grpcEndpoint, smallLoad)
+	time.Sleep(time.Second)
+	for _, s := range e.sidecars {
+		s.proc.Signal(t, syscall.SIGSTOP)
+	}
+	time.Sleep(2 * time.Second)
+	t.Logf("SIGKILL to the Collector after %d spans acked (sidecars stopped for 2s)", l.ackedSoFar())
+	e.collector.Kill(t)
+	res := l.stop()
+	for _, s := range e.sidecars {
+		s.proc.Signal(t, syscall.SIGCONT)
+	}
+	return res
 }
