@@ -62,12 +62,13 @@ var smallLoad = loadSettings{Senders: 4, Resources: 4, Spans: 10, Services: 8, I
 // load is a running load client. Every span has a unique span id; a span
 // is acked when the Export call that carried it returned OK.
 type load struct {
-	settings loadSettings
-	conn     *grpc.ClientConn
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	done     chan struct{} // closed when every sender has returned
-	next     atomic.Uint64
+	settings  loadSettings
+	conn      *grpc.ClientConn
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	done      chan struct{} // closed when every sender has returned
+	closeOnce sync.Once
+	next      atomic.Uint64
 
 	mu       sync.Mutex
 	sent     int
@@ -97,6 +98,9 @@ func startLoad(t *testing.T, endpoint string, s loadSettings) *load {
 		l.wg.Wait()
 		close(l.done)
 	}()
+	// A test that fails half-way leaves no sender behind (TestMain checks
+	// for leaked goroutines).
+	t.Cleanup(func() { l.stop() })
 	return l
 }
 
@@ -191,7 +195,7 @@ func (l *load) record(ids []spanID, err error, cutOff bool) {
 func (l *load) stop() loadResult {
 	l.cancel()
 	l.wg.Wait()
-	l.conn.Close()
+	l.closeOnce.Do(func() { l.conn.Close() })
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return loadResult{
