@@ -23,8 +23,9 @@ const (
 	// may hold beyond its queues once the load has stopped and a garbage
 	// collection has run (pools, connection buffers, telemetry).
 	memSlack = 16 << 20
-	// memAbort stops the load early, to spare the machine, once the heap
-	// is this far above its baseline: the bound is then broken anyway.
+	// memAbort stops the load early, to spare the machine, once the
+	// Collector's RSS is this far above its baseline: the bound is then
+	// broken anyway.
 	memAbort = 512 << 20
 	// memLoadLimit bounds the load phase: it ends earlier once shard 1's
 	// queue is nearly full.
@@ -57,16 +58,18 @@ func TestFaultQueueBytesBoundsCollectorMemory(t *testing.T) {
 		t.Fatalf("warm-up before the stall: %s (%s)", tl, warmRes)
 	}
 	baseline := e.heapAfterGC()
+	baseRSS := e.collector.RSS(t)
 
 	e.sidecars[1].proc.Signal(t, syscall.SIGSTOP)
 	l := startLoad(t, e.grpcEndpoint, loadSettings{Senders: 8, Shape: shape, Interval: 10 * time.Millisecond, Timeout: 200 * time.Millisecond})
-	peak, queued := 0.0, 0.0
+	var peakRSS int64
+	queued := 0.0
 	for deadline := time.Now().Add(memLoadLimit); time.Now().Before(deadline); {
 		time.Sleep(250 * time.Millisecond)
-		heap := e.metric(heapAlloc, nil)
-		peak = max(peak, heap)
-		if heap-baseline > memAbort {
-			t.Errorf("the Collector's heap reached %.0f MiB above its baseline while one shard is stalled; load stopped early", (heap-baseline)/(1<<20))
+		rss := e.collector.RSS(t)
+		peakRSS = max(peakRSS, rss)
+		if rss-baseRSS > memAbort {
+			t.Errorf("the Collector's RSS reached %d MiB above its baseline while one shard is stalled; load stopped early", (rss-baseRSS)>>20)
 			break
 		}
 		if queued = e.metric(queueBytes, map[string]string{"shard": "1"}); queued >= 0.9*memQueueBytes {
@@ -79,8 +82,8 @@ func TestFaultQueueBytesBoundsCollectorMemory(t *testing.T) {
 	rss := e.collector.RSS(t)
 	bound := baseline + 2*memQueueBytes + memSlack
 	t.Logf("load while shard 1 is stalled: %s", res)
-	t.Logf("heap: baseline %.1f MiB, peak during load %.1f MiB, held after GC %.1f MiB, bound %.1f MiB (baseline + 2 shards x queue_bytes %d + %d MiB); shard 1 queue gauge %.0f bytes; RSS %d MiB",
-		baseline/(1<<20), peak/(1<<20), held/(1<<20), bound/(1<<20), memQueueBytes, memSlack>>20, queued, rss>>20)
+	t.Logf("heap: baseline %.1f MiB, held after GC %.1f MiB, bound %.1f MiB (baseline + 2 shards x queue_bytes %d + %d MiB); shard 1 queue gauge %.0f bytes; RSS baseline %d MiB, peak %d MiB, after GC %d MiB",
+		baseline/(1<<20), held/(1<<20), bound/(1<<20), memQueueBytes, memSlack>>20, queued, baseRSS>>20, peakRSS>>20, rss>>20)
 	if queued == 0 {
 		t.Fatalf("shard 1's queue is empty although its sidecar is stopped: the scenario exercised nothing (%s)", res)
 	}
