@@ -160,13 +160,18 @@ func TestFaultSidecarHostileClients(t *testing.T) {
 	if got.Invalid > 0 {
 		t.Errorf("the attacked sidecar wrote %d records that are not OTLP traces requests into its output: %v", got.Invalid, got.InvalidErr)
 	}
-	closed := 0
+	var closed atomic.Int32
 	for _, c := range conns {
-		if connClosed(c) {
-			closed++
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if connClosed(c) {
+				closed.Add(1)
+			}
+		}()
 	}
-	t.Logf("the sidecar closed %d of %d hostile connections; RSS now %d MiB", closed, len(conns), target.proc.RSS(t)>>20)
+	wg.Wait()
+	t.Logf("the sidecar closed %d of %d hostile connections; RSS now %d MiB", closed.Load(), len(conns), target.proc.RSS(t)>>20)
 	e.stopAll()
 }
 
