@@ -151,3 +151,34 @@ func killCollectorWhileSidecarsStopped(t *testing.T, e *faultEnv) loadResult {
 	}
 	return res
 }
+
+// TestFaultPodTerminated sends SIGTERM to the Collector and both (slow)
+// sidecars at the same moment while the load runs, in divert mode, as
+// Kubernetes does to the containers of a pod when nothing orders their
+// stop: the sidecars may be gone before the Collector has flushed. Nothing
+// the client was told succeeded may be lost.
+func TestFaultPodTerminated(t *testing.T) {
+	e := newFaultEnv(t, 2, slowSidecar)
+	e.startSidecars()
+	e.writeConfig(collectorSettings{Processor: "    mode: divert\n"})
+	e.startCollector()
+
+	l := startLoad(t, e.grpcEndpoint, smallLoad)
+	time.Sleep(2 * time.Second)
+	t.Logf("SIGTERM to the Collector and the sidecars after %d spans acked", l.ackedSoFar())
+	e.collector.Signal(t, syscall.SIGTERM)
+	for _, s := range e.sidecars {
+		s.proc.Signal(t, syscall.SIGTERM)
+	}
+	for _, s := range e.sidecars {
+		if err := s.proc.Wait(t, sidecarStopLimit); err != nil {
+			t.Errorf("%s exit after SIGTERM: %v", s.proc.Name, err)
+		}
+	}
+	if err := e.collector.Wait(t, collectorStopLimit); err != nil {
+		t.Errorf("collector exit after SIGTERM: %v\n%s", err, e.collector.Tail(20))
+	}
+	res := l.stop()
+	tl := count(res, readReceived(t, e.outDirs()...))
+	checkNothingLost(t, res, tl, "the Collector answered OK for spans its sidecars never acknowledged before the pod stopped")
+}
