@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -203,6 +204,30 @@ func (e *faultEnv) collectGarbage() {
 		e.t.Fatalf("collector pprof heap: %s", resp.Status)
 	}
 }
+
+// logShutdownReport copies what the Collector logged about items it could
+// not deliver at shutdown into the test log, to compare with the lost
+// count.
+func (e *faultEnv) logShutdownReport() {
+	e.t.Helper()
+	lines, items := 0, 0
+	for line := range strings.Lines(e.collector.Log()) {
+		if !strings.Contains(line, "undelivered") {
+			continue
+		}
+		lines++
+		if m := loggedItems.FindStringSubmatch(line); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			items += n
+		} else {
+			e.t.Logf("collector log: %.600s", strings.TrimSpace(line))
+		}
+	}
+	e.t.Logf("the Collector logged %d lines about undelivered frames at shutdown, %d items in all", lines, items)
+}
+
+// loggedItems finds the item count in a JSON log field.
+var loggedItems = regexp.MustCompile(`"items": ?(\d+)`)
 
 // stopAll stops the Collector (if running) and then the sidecars (those
 // running), cleanly with SIGTERM.

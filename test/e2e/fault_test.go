@@ -87,6 +87,7 @@ func TestFaultCollectorTerminated(t *testing.T) {
 				t.Errorf("collector exit after SIGTERM: %v\n%s", err, e.collector.Tail(20))
 			}
 			t.Logf("the Collector exited %s after SIGTERM", time.Since(start).Round(time.Millisecond))
+			e.logShutdownReport()
 			res := l.stop()
 
 			tl := waitSettled(t, res, e.outDirs()...)
@@ -178,6 +179,7 @@ func TestFaultPodTerminated(t *testing.T) {
 	if err := e.collector.Wait(t, collectorStopLimit); err != nil {
 		t.Errorf("collector exit after SIGTERM: %v\n%s", err, e.collector.Tail(20))
 	}
+	e.logShutdownReport()
 	res := l.stop()
 	tl := count(res, readReceived(t, e.outDirs()...))
 	checkNothingLost(t, res, tl, "the Collector answered OK for spans its sidecars never acknowledged before the pod stopped")
