@@ -75,6 +75,38 @@ otelcol_processor_wirecount_bytes{otel_signal="traces",processor="wirecount",ser
 	}
 }
 
+func TestScrapeSumMatchesNameAndLabels(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte(`# HELP otelcol_processor_sdpshard_queue_bytes Bytes of frames held for a shard.
+otelcol_processor_sdpshard_queue_bytes{processor="sdpshard",shard="0"} 100
+otelcol_processor_sdpshard_queue_bytes{processor="sdpshard",shard="1"} 4096
+otelcol_processor_sdpshard_queue_bytes{processor="sdpshard/b",shard="1"} 8
+otelcol_process_runtime_heap_alloc_bytes 7.5e+06
+`))
+	}))
+	defer srv.Close()
+	for _, tt := range []struct {
+		name  string
+		match map[string]string
+		want  float64
+	}{
+		{"otelcol_processor_sdpshard_queue_bytes", map[string]string{"shard": "1"}, 4104},
+		{"otelcol_processor_sdpshard_queue_bytes", map[string]string{"shard": "1", "processor": "sdpshard"}, 4096},
+		{"otelcol_processor_sdpshard_queue_bytes", nil, 4204},
+		{"otelcol_process_runtime_heap_alloc_bytes", nil, 7.5e6},
+		{"otelcol_process_runtime_heap_alloc_bytes", map[string]string{"shard": "1"}, 0},
+		{"absent", nil, 0},
+	} {
+		got, err := ScrapeSum(srv.URL, tt.name, tt.match)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("ScrapeSum(%s, %v) = %v, want %v", tt.name, tt.match, got, tt.want)
+		}
+	}
+}
+
 func TestSidecarItemsReadsTheStatsFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "stats.json")

@@ -42,6 +42,30 @@ func scrape(url string) ([]sample, error) {
 	return parseExposition(string(body))
 }
 
+// ScrapeSum reads the Prometheus endpoint at url and returns the sum of the
+// samples named name whose labels include every pair of match (nil matches
+// every sample of that name). No such sample sums to zero.
+func ScrapeSum(url, name string, match map[string]string) (float64, error) {
+	samples, err := scrape(url)
+	if err != nil {
+		return 0, err
+	}
+	sum := 0.0
+next:
+	for _, s := range samples {
+		if s.name != name {
+			continue
+		}
+		for k, v := range match {
+			if s.labels[k] != v {
+				continue next
+			}
+		}
+		sum += s.value
+	}
+	return sum, nil
+}
+
 // parseExposition parses the Prometheus text format: comment lines are
 // skipped; every other line is name{label="value",...} value [timestamp].
 func parseExposition(text string) ([]sample, error) {
