@@ -70,6 +70,14 @@ func (r *rateLimiter) allow(now time.Time) (ok bool, suppressed int) {
 	return true, suppressed
 }
 
+// reset lets the next warning through at once.
+func (r *rateLimiter) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.last = time.Time{}
+	r.suppressed = 0
+}
+
 // warn logs msg as a warning when r allows it, else at debug level.
 func (r *rateLimiter) warn(log *zap.Logger, msg string, fields ...zap.Field) {
 	ok, suppressed := r.allow(time.Now())
