@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
+	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
 
 // Counts counts accepted frames, the items they declare and their OTLP
@@ -44,6 +45,9 @@ type Stats struct {
 	Shards map[string]map[string]Counts `json:"shards"`
 	Totals map[string]Counts            `json:"totals"`
 	Acks   map[string]uint64            `json:"acks"`
+	// Connections counts the connections served, refused and closed for
+	// breaking the protocol or for timeouts.
+	Connections transport.ServerStats `json:"connections"`
 	// Final is true in the file written when the sidecar stops.
 	Final bool `json:"final"`
 }
@@ -182,6 +186,9 @@ func printStats(w io.Writer, s Stats) {
 	all := s.Totals["all"]
 	fmt.Fprintf(w, "total          frames=%d items=%d bytes=%d acks: accepted=%d retry=%d rejected=%d\n",
 		all.Frames, all.Items, all.Bytes, s.Acks["accepted"], s.Acks["retry"], s.Acks["rejected"])
+	c := s.Connections
+	fmt.Fprintf(w, "connections    active=%d accepted=%d refused=%d protocol_errors=%d hello_timeouts=%d idle_timeouts=%d\n",
+		c.Active, c.Accepted, c.Refused, c.ProtocolErrors, c.HelloTimeouts, c.IdleTimeouts)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
