@@ -43,6 +43,11 @@ type Sidecar struct {
 	server    *transport.Server
 	closeOnce sync.Once
 	closeErr  error
+
+	// unsynced holds, per connection (by its Hello), the frames accepted
+	// with -fsync whose Sync has not run yet.
+	unsyncedMu sync.Mutex
+	unsynced   map[*sdp.Hello][]frameStat
 }
 
 // New validates cfg, listens on every endpoint and prepares the mode (the
@@ -53,7 +58,7 @@ func New(cfg Config) (*Sidecar, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Sidecar{cfg: cfg, log: cfg.Logger, stats: newCollector()}
+	s := &Sidecar{cfg: cfg, log: cfg.Logger, stats: newCollector(), unsynced: map[*sdp.Hello][]frameStat{}}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
@@ -138,18 +143,38 @@ func (s *Sidecar) HandleFrame(hello *sdp.Hello, f *sdp.ResourceFrame) (sdp.AckSt
 		s.log.Debug("Frame not accepted", zap.String("sender", transport.Truncate(hello.Sender)), zap.Uint32("shard", f.Shard),
 			zap.Uint64("sequence", f.Sequence), zap.Stringer("status", status), zap.String("detail", transport.Truncate(detail)))
 	}
-	s.stats.record(f, status)
+	if status == sdp.AckAccepted && s.cfg.Fsync {
+		// Counted once Sync says whether the Ack stays "accepted".
+		s.unsyncedMu.Lock()
+		s.unsynced[hello] = append(s.unsynced[hello], statOf(f))
+		s.unsyncedMu.Unlock()
+	} else {
+		s.stats.record(statOf(f), status)
+	}
 	return status, detail
 }
 
 // Sync implements transport.Syncer: with -fsync, mode file syncs the files
 // written since the last Sync before the Acks that accept their records go
 // out; otherwise it does nothing.
-func (s *Sidecar) Sync(*sdp.Hello) error {
-	if fs, ok := s.sink.(*fileSink); ok {
-		return fs.sync()
+func (s *Sidecar) Sync(hello *sdp.Hello) error {
+	fs, ok := s.sink.(*fileSink)
+	if !ok || !s.cfg.Fsync {
+		return nil
 	}
-	return nil
+	err := fs.sync()
+	s.unsyncedMu.Lock()
+	frames := s.unsynced[hello]
+	delete(s.unsynced, hello)
+	s.unsyncedMu.Unlock()
+	status := sdp.AckAccepted
+	if err != nil {
+		status = sdp.AckRetry
+	}
+	for _, f := range frames {
+		s.stats.record(f, status)
+	}
+	return err
 }
 
 // Stats returns the statistics so far.

@@ -22,10 +22,22 @@ type Counts struct {
 	Bytes  uint64 `json:"bytes"`
 }
 
-func (c *Counts) add(f *sdp.ResourceFrame) {
+func (c *Counts) add(f frameStat) {
 	c.Frames++
-	c.Items += uint64(f.ItemCount)
-	c.Bytes += uint64(len(f.OTLP))
+	c.Items += uint64(f.items)
+	c.Bytes += uint64(f.bytes)
+}
+
+// frameStat is what the statistics need of a frame.
+type frameStat struct {
+	shard  uint32
+	signal uint8
+	items  uint32
+	bytes  int
+}
+
+func statOf(f *sdp.ResourceFrame) frameStat {
+	return frameStat{shard: f.Shard, signal: f.Signal, items: f.ItemCount, bytes: len(f.OTLP)}
 }
 
 // Stats is the sidecar's statistics, as written to the stats file:
@@ -80,7 +92,7 @@ func newCollector() *collector {
 	return &collector{shards: map[uint32]map[string]*Counts{}}
 }
 
-func (c *collector) record(f *sdp.ResourceFrame, status sdp.AckStatus) {
+func (c *collector) record(f frameStat, status sdp.AckStatus) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if int(status) < len(c.acks) {
@@ -89,15 +101,15 @@ func (c *collector) record(f *sdp.ResourceFrame, status sdp.AckStatus) {
 	if status != sdp.AckAccepted {
 		return
 	}
-	shard := c.shards[f.Shard]
+	shard := c.shards[f.shard]
 	if shard == nil {
 		shard = map[string]*Counts{}
 		for _, s := range baseSignals {
 			shard[s] = &Counts{}
 		}
-		c.shards[f.Shard] = shard
+		c.shards[f.shard] = shard
 	}
-	name := signalName(f.Signal)
+	name := signalName(f.signal)
 	counts := shard[name]
 	if counts == nil {
 		counts = &Counts{}
