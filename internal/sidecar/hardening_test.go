@@ -448,3 +448,64 @@ func TestParseHardeningFlags(t *testing.T) {
 		t.Errorf("TLS without a tcp endpoint: %v", err)
 	}
 }
+
+func TestSidecarCountsHostileConnectionsAndKeepsServing(t *testing.T) {
+	dir := t.TempDir()
+	statsFile := filepath.Join(dir, "stats.json")
+	eps := endpoints(t)
+	_, stop := start(t, Config{Listen: eps, Mode: ModeFile, Dir: filepath.Join(dir, "out"), HelloTimeout: 300 * time.Millisecond, StatsFile: statsFile})
+	dial := func(endpoint string) net.Conn {
+		network, address, _ := transport.ParseEndpoint(endpoint)
+		c, err := net.Dial(network, address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	waitClosed := func(c net.Conn) {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err := io.Copy(io.Discard, c)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Errorf("connection not closed by the sidecar: %v", err)
+		}
+	}
+	var idle []net.Conn
+	for i := range 20 {
+		idle = append(idle, dial(eps[i%2]))
+	}
+	hello, _ := (&sdp.Hello{ProtocolVersion: 1, Sender: strings.Repeat("x", 3000), Shard: 0, ShardCount: 2}).AppendFrame(nil)
+	wrongShard, _ := (&sdp.ResourceFrame{Sequence: 1, Signal: 1, Shard: 1, ItemCount: 1, OTLP: tracesPayload(t, 1, "a", 1).otlp}).AppendFrame(nil)
+	hostile := [][]byte{
+		[]byte("GET / HTTP/1.1\r\n\r\n"),
+		{'S', 'D', 'P', '2', 1, 0, 0, 0, 0x20, 0}, // a Hello declaring 2 MiB
+		append(append([]byte{}, hello...), wrongShard...),
+	}
+	for _, b := range hostile {
+		c := dial(eps[0])
+		if _, err := c.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		waitClosed(c)
+	}
+	// A well-behaved sender is served meanwhile and afterwards.
+	good := tracesPayload(t, 0, "good", 2)
+	if errs := deliver(t, eps[1], 0, []payload{good}); errs[0] != nil {
+		t.Fatalf("well-behaved sender: %v", errs[0])
+	}
+	for _, c := range idle {
+		waitClosed(c)
+	}
+	if errs := deliver(t, eps[0], 0, []payload{good}); errs[0] != nil {
+		t.Fatalf("well-behaved sender after the Hello timeouts: %v", errs[0])
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	st := readStats(t, statsFile)
+	c := st.Connections
+	if c.HelloTimeouts != 20 || c.ProtocolErrors != 3 || c.Refused != 0 || c.Active != 0 || st.Totals["all"].Items != 4 {
+		t.Errorf("connections %+v, %d items; want 20 Hello timeouts, 3 protocol errors and the 4 good items", c, st.Totals["all"].Items)
+	}
+}

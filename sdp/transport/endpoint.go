@@ -174,6 +174,23 @@ type unixListener struct {
 
 func (l *unixListener) Addr() net.Addr { return l.addr }
 
+// Accept returns the next connection, reporting the socket's path as its
+// local address rather than the path it was bound at.
+func (l *unixListener) Accept() (net.Conn, error) {
+	c, err := l.UnixListener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &unixConn{UnixConn: c.(*net.UnixConn), local: l.addr}, nil
+}
+
+type unixConn struct {
+	*net.UnixConn
+	local net.Addr
+}
+
+func (c *unixConn) LocalAddr() net.Addr { return c.local }
+
 func (l *unixListener) Close() error {
 	err := l.UnixListener.Close()
 	l.once.Do(func() {

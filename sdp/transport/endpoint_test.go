@@ -2,6 +2,7 @@ package transport
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -108,6 +109,9 @@ func TestListenCreatesTheSocketWithItsMode(t *testing.T) {
 		go func() {
 			c, err := l.Accept()
 			if err == nil {
+				if c.LocalAddr().String() != path {
+					err = fmt.Errorf("accepted connection's local address %q, want %q", c.LocalAddr(), path)
+				}
 				c.Close()
 			}
 			done <- err
