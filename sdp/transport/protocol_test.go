@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 )
 
@@ -165,5 +169,40 @@ func TestNewClientRefusesASenderOverTheHelloLimit(t *testing.T) {
 	_, err := NewClient(s)
 	if err == nil || !strings.Contains(err.Error(), "4096-byte limit for Hello frames") {
 		t.Errorf("NewClient with a sender one byte too long: %v", err)
+	}
+}
+
+func TestIdleCloseIsQuietAndTheClientCarriesOn(t *testing.T) {
+	rec := newRecorder(nil)
+	l, endpoint := listen(t, "unix")
+	srv := &Server{Handler: rec, IdleTimeout: 250 * time.Millisecond}
+	serve(t, srv, l)
+	core, logs := observer.New(zapcore.InfoLevel)
+	s := testSettings(t, endpoint, nil)
+	s.Logger = zap.New(core)
+	h := &healthy{t: t, c: startClient(t, s), rec: rec}
+	h.send("first")
+	eventually(t, 5*time.Second, "an idle close", func() bool { return srv.Stats().IdleTimeouts >= 1 })
+	h.send("second")
+	h.check()
+	if n := logs.FilterLevelExact(zapcore.WarnLevel).Len(); n != 0 {
+		t.Errorf("%d warnings for idle closes: %v", n, logs.FilterLevelExact(zapcore.WarnLevel).All()[0].Message)
+	}
+	if logs.FilterMessageSnippet("nothing in flight").Len() == 0 {
+		t.Error("the idle close was not logged at info level")
+	}
+}
+
+func TestDialFailuresAreWarnedRateLimited(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	s := testSettings(t, "unix://"+t.TempDir()+"/nobody.sock", nil)
+	s.Logger = zap.New(core)
+	c := startClient(t, s)
+	eventually(t, 5*time.Second, "several dial attempts", func() bool { return logs.FilterMessageSnippet("Cannot connect").Len() >= 5 })
+	if err := shutdownClient(t, c, 10*time.Millisecond); err != nil {
+		t.Error(err)
+	}
+	if n := logs.FilterMessageSnippet("Cannot connect").FilterLevelExact(zapcore.WarnLevel).Len(); n != 1 {
+		t.Errorf("%d warnings within the first 10 s of failures, want 1", n)
 	}
 }
