@@ -80,6 +80,7 @@ func (r *rateLimiter) reset() {
 
 // warn logs msg as a warning when r allows it, else at debug level.
 func (r *rateLimiter) warn(log *zap.Logger, msg string, fields ...zap.Field) {
+	log = log.WithOptions(zap.AddCallerSkip(1)) // report the caller, not this helper
 	ok, suppressed := r.allow(time.Now())
 	if !ok {
 		log.Debug(msg, fields...)
