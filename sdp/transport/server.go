@@ -87,8 +87,8 @@ type Server struct {
 	// read its Hello; zero means DefaultHelloTimeout.
 	HelloTimeout time.Duration
 	// IdleTimeout closes a connection on which no whole frame arrives for
-	// this long; zero means DefaultIdleTimeout. A client reconnects when
-	// it has frames to send.
+	// this long; zero means DefaultIdleTimeout. A Client reconnects at
+	// once, logging at info level when it had nothing in flight.
 	IdleTimeout time.Duration
 	// AckDelay delays every Ack, to demonstrate or test a slow sidecar.
 	AckDelay time.Duration
