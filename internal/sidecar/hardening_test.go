@@ -279,8 +279,13 @@ func TestSidecarSocketModeAndConnectionLimit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		hello, _ := (&sdp.Hello{ProtocolVersion: 1, Sender: "t", ShardCount: 1}).AppendFrame(nil)
+		if _, err := first.Write(hello); err != nil {
+			t.Fatal(err)
+		}
+		// Past its Hello, the first connection is not given up for a new one.
 		deadline := time.Now().Add(5 * time.Second)
-		for s.Stats().Connections.Active != 1 && time.Now().Before(deadline) {
+		for c := s.Stats().Connections; (c.Active != 1 || c.AwaitingHello != 0) && time.Now().Before(deadline); c = s.Stats().Connections {
 			time.Sleep(5 * time.Millisecond)
 		}
 		second, err := net.Dial("unix", path)

@@ -245,7 +245,7 @@ func TestCountModeStatsFile(t *testing.T) {
 	if !bytes.Equal(gotJSON, wantJSON) {
 		t.Errorf("stats file\n got %s\nwant %s", gotJSON, wantJSON)
 	}
-	for _, line := range []string{"shard 0 traces   frames=2 items=7", "shard 1 metrics  frames=1 items=6", "total          frames=5 items=19", "connections    active=0 accepted=2 refused=0"} {
+	for _, line := range []string{"shard 0 traces   frames=2 items=7", "shard 1 metrics  frames=1 items=6", "total          frames=5 items=19", "connections    active=0 awaiting_hello=0 accepted=2 refused=0 evicted=0"} {
 		if !strings.Contains(out.String(), line) {
 			t.Errorf("printed statistics lack %q:\n%s", line, out.String())
 		}

@@ -23,8 +23,9 @@
 // Each end reads the other's frames under the limits of the contract (see
 // sdp.MaxHelloFrameSize and sdp.MaxAckFrameSize). A Server reads the first
 // frame of a connection, which must be a Hello, under 4 KiB and before it
-// allocates any larger buffer; closes connections beyond MaxConns as soon as
-// it accepts them; closes a connection without a Hello after HelloTimeout
+// allocates any larger buffer; at MaxConns gives a new connection the place
+// of the one that has waited longest for its Hello, or closes it when all
+// are past their Hello; closes a connection without a Hello after HelloTimeout
 // and one without frames after IdleTimeout; and closes a connection whose
 // frames name another shard than its Hello, a signal the schema does not
 // define, or a wrong sequence. Peer warnings are rate-limited, strings a

@@ -299,16 +299,19 @@ func TestConnectionLimitRefusesTheExcess(t *testing.T) {
 	serve(t, srv, l)
 	h := newHealthy(t, endpoint, rec)
 	h.send("before")
-	eventually(t, 5*time.Second, "the healthy client to connect", func() bool { return srv.Stats().Active == 1 })
-	dialRaw(t, endpoint)
-	dialRaw(t, endpoint)
-	eventually(t, 5*time.Second, "the limit to fill", func() bool { return srv.Stats().Active == 3 })
+	// Every connection is past its Hello: a new one is refused, not
+	// given the place of one of them.
+	rawConn(t, endpoint, &goodHello)
+	rawConn(t, endpoint, &goodHello)
+	eventually(t, 5*time.Second, "the limit to fill with connections past their Hello", func() bool {
+		return logs.FilterMessage("Sidecar connection opened").Len() == 3
+	})
 	for range 5 {
 		// Refused at once, long before the Hello timeout.
 		expectEOF(t, dialRaw(t, endpoint), 2*time.Second)
 	}
 	eventually(t, 5*time.Second, "the refusals to be counted", func() bool { return srv.Stats().Refused == 5 })
-	if st := srv.Stats(); st.Active != 3 {
+	if st := srv.Stats(); st.Active != 3 || st.Evicted != 0 {
 		t.Errorf("stats %+v", st)
 	}
 	h.send("during")
@@ -316,6 +319,33 @@ func TestConnectionLimitRefusesTheExcess(t *testing.T) {
 	warned := logs.FilterMessageSnippet("connection limit").FilterLevelExact(zapcore.WarnLevel).Len()
 	if warned != 1 {
 		t.Errorf("%d warnings about the limit for 5 refusals, want 1 (rate-limited)", warned)
+	}
+}
+
+func TestAtTheLimitANewConnectionTakesThePlaceOfASilentOne(t *testing.T) {
+	rec := newRecorder(nil)
+	l, endpoint := listen(t, "unix")
+	srv := &Server{Handler: rec, MaxConns: 3, HelloTimeout: time.Minute}
+	serve(t, srv, l)
+	var silent []net.Conn
+	for range 3 {
+		silent = append(silent, dialRaw(t, endpoint))
+		eventually(t, 5*time.Second, "the connection to be accepted", func() bool { return srv.Stats().Active == len(silent) })
+		time.Sleep(2 * time.Millisecond) // distinct accept times
+	}
+	// A collector arriving while silent connections fill the limit is
+	// served at once: the oldest silent one makes room.
+	h := newHealthy(t, endpoint, rec)
+	h.send("despite the flood")
+	expectEOF(t, silent[0], 2*time.Second)
+	// Another newcomer evicts the next oldest silent connection, never the
+	// collector's.
+	dialRaw(t, endpoint)
+	expectEOF(t, silent[1], 2*time.Second)
+	h.send("still served")
+	h.check()
+	if st := srv.Stats(); st.Evicted != 2 || st.Refused != 0 || st.ProtocolErrors != 0 {
+		t.Errorf("stats %+v, want 2 evicted", st)
 	}
 }
 

@@ -65,11 +65,19 @@ func isSDPError(err error) bool {
 
 func (s *Server) serveConn(conn net.Conn) {
 	defer s.wg.Done()
+	evicted := false
 	defer func() {
 		conn.Close()
 		s.mu.Lock()
-		delete(s.conns, conn)
+		if st := s.conns[conn]; st != nil {
+			delete(s.conns, conn)
+		} else {
+			evicted = true
+		}
 		s.mu.Unlock()
+		if evicted {
+			s.stats.evicted.Add(1)
+		}
 	}()
 	log := s.logger().With(zap.String("local", conn.LocalAddr().String()), zap.String("remote", conn.RemoteAddr().String()))
 	err := s.serveFrames(conn, &log)
@@ -79,6 +87,10 @@ func (s *Server) serveConn(conn net.Conn) {
 	}
 	if s.isClosed() {
 		log.Debug("Sidecar connection closed by shutdown", zap.Error(err))
+		return
+	}
+	if !s.stillTracked(conn) {
+		s.refusedLog.warn(log, "Closed a sidecar connection that had not sent its Hello, to make room at the connection limit", zap.Error(err))
 		return
 	}
 	var ce *connError
@@ -99,6 +111,14 @@ func (s *Server) serveConn(conn net.Conn) {
 	default:
 		s.failLog.warn(log, "Sidecar connection failed", zap.Error(err))
 	}
+}
+
+// stillTracked reports whether conn is still among the Server's
+// connections, that is, was not evicted.
+func (s *Server) stillTracked(conn net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns[conn] != nil
 }
 
 // readHello reads the first frame of a connection, which must be a Hello,
@@ -169,6 +189,9 @@ func (s *Server) serveFrames(conn net.Conn, log **zap.Logger) error {
 			return nil
 		}
 		return err
+	}
+	if !s.helloRead(conn) {
+		return errors.New("evicted before its Hello at the connection limit")
 	}
 	*log = (*log).With(zap.String("sender", Truncate(hello.Sender)), zap.Uint32("shard", hello.Shard))
 	(*log).Debug("Sidecar connection opened", zap.Uint32("shard_count", hello.ShardCount))

@@ -79,9 +79,11 @@ type Server struct {
 	// MaxFrameBytes bounds a frame, header included; zero means
 	// sdp.DefaultMaxFrameSize, enough for the largest ResourceFrame.
 	MaxFrameBytes int
-	// MaxConns bounds the connections open at once across all listeners;
-	// one more is closed as soon as it is accepted, and counted. Zero
-	// means DefaultMaxConns.
+	// MaxConns bounds the connections open at once across all listeners.
+	// At the limit, a new connection takes the place of the one that has
+	// waited longest for its Hello; when every connection is past its
+	// Hello, the new one is closed as soon as it is accepted. Both are
+	// counted. Zero means DefaultMaxConns.
 	MaxConns int
 	// HelloTimeout bounds the time from accepting a connection to having
 	// read its Hello; zero means DefaultHelloTimeout.
@@ -100,7 +102,7 @@ type Server struct {
 	closed    bool
 	quit      chan struct{}
 	listeners map[net.Listener]struct{}
-	conns     map[net.Conn]struct{}
+	conns     map[net.Conn]*connState
 	wg        sync.WaitGroup
 
 	stats       serverCounters
@@ -111,13 +113,18 @@ type Server struct {
 
 // ServerStats counts what a Server did with its connections.
 type ServerStats struct {
-	// Active is the number of connections open now.
-	Active int `json:"active"`
+	// Active is the number of connections open now; AwaitingHello how
+	// many of them have not sent their Hello yet.
+	Active        int `json:"active"`
+	AwaitingHello int `json:"awaiting_hello"`
 	// Accepted counts connections accepted and served.
 	Accepted uint64 `json:"accepted"`
 	// Refused counts connections closed on accept because MaxConns were
-	// open.
+	// open, all of them past their Hello.
 	Refused uint64 `json:"refused"`
+	// Evicted counts connections still waiting for their Hello that were
+	// closed to make room for a new connection at MaxConns.
+	Evicted uint64 `json:"evicted"`
 	// ProtocolErrors counts connections closed because the peer broke the
 	// protocol: no Hello first, an oversized or malformed frame, a wrong
 	// shard, signal or sequence.
@@ -131,18 +138,25 @@ type ServerStats struct {
 }
 
 type serverCounters struct {
-	accepted, refused, protocolErrors, helloTimeouts, idleTimeouts atomic.Uint64
+	accepted, refused, evicted, protocolErrors, helloTimeouts, idleTimeouts atomic.Uint64
 }
 
 // Stats returns the counts so far.
 func (s *Server) Stats() ServerStats {
 	s.mu.Lock()
-	active := len(s.conns)
+	active, awaiting := len(s.conns), 0
+	for _, st := range s.conns {
+		if !st.hello {
+			awaiting++
+		}
+	}
 	s.mu.Unlock()
 	return ServerStats{
 		Active:         active,
+		AwaitingHello:  awaiting,
 		Accepted:       s.stats.accepted.Load(),
 		Refused:        s.stats.refused.Load(),
+		Evicted:        s.stats.evicted.Load(),
 		ProtocolErrors: s.stats.protocolErrors.Load(),
 		HelloTimeouts:  s.stats.helloTimeouts.Load(),
 		IdleTimeouts:   s.stats.idleTimeouts.Load(),
@@ -153,7 +167,7 @@ func (s *Server) initLocked() {
 	if s.quit == nil {
 		s.quit = make(chan struct{})
 		s.listeners = make(map[net.Listener]struct{})
-		s.conns = make(map[net.Conn]struct{})
+		s.conns = make(map[net.Conn]*connState)
 	}
 }
 
@@ -230,7 +244,7 @@ func (s *Server) Serve(l net.Listener) error {
 			conn.Close()
 			return ErrServerClosed
 		}
-		if len(s.conns) >= maxConns {
+		if len(s.conns) >= maxConns && !s.evictOldestWaitingLocked() {
 			s.mu.Unlock()
 			conn.Close()
 			s.stats.refused.Add(1)
@@ -238,12 +252,53 @@ func (s *Server) Serve(l net.Listener) error {
 				zap.Int("max_conns", maxConns), zap.String("remote", conn.RemoteAddr().String()))
 			continue
 		}
-		s.conns[conn] = struct{}{}
+		s.conns[conn] = &connState{accepted: time.Now()}
 		s.wg.Add(1)
 		s.mu.Unlock()
 		s.stats.accepted.Add(1)
 		go s.serveConn(conn)
 	}
+}
+
+// connState is what the Server tracks of an open connection.
+type connState struct {
+	accepted time.Time
+	hello    bool // its Hello has been read
+}
+
+// evictOldestWaitingLocked closes the connection that has waited longest
+// for its Hello, if any, to make room for a new one: a collector sends its
+// Hello at once, so at the limit a new connection is a better bet than one
+// that has been silent, and a flood of silent connections cannot lock a
+// collector out for a whole HelloTimeout. Connections past their Hello are
+// never evicted.
+func (s *Server) evictOldestWaitingLocked() bool {
+	var oldest net.Conn
+	var at time.Time
+	for c, st := range s.conns {
+		if !st.hello && (oldest == nil || st.accepted.Before(at)) {
+			oldest, at = c, st.accepted
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	delete(s.conns, oldest)
+	oldest.Close()
+	return true
+}
+
+// helloRead marks conn as past its Hello; it reports false when conn was
+// evicted meanwhile.
+func (s *Server) helloRead(conn net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.conns[conn]
+	if st == nil {
+		return false
+	}
+	st.hello = true
+	return true
 }
 
 func (s *Server) isClosed() bool {
