@@ -206,15 +206,15 @@ func ParseFlags(args []string, output io.Writer) (Config, error) {
 	fs.StringVar(&c.Mode, "mode", c.Mode, "count, file or forward")
 	fs.StringVar(&c.Dir, "dir", "", "directory for mode file")
 	fs.StringVar(&c.ForwardEndpoint, "forward-endpoint", "", "OTLP/gRPC host:port for mode forward (plaintext)")
-	durationVar(fs, &c.ForwardTimeout, "forward-timeout", c.ForwardTimeout, "timeout of each forwarded export")
-	durationVar(fs, &c.AckDelay, "ack-delay", 0, "delay before each Ack")
+	durationVar(fs, &c.ForwardTimeout, "forward-timeout", c.ForwardTimeout, "`duration` of each forwarded export before it times out")
+	durationVar(fs, &c.AckDelay, "ack-delay", 0, "`duration` to wait before each Ack")
 	status := fs.Uint("ack-status", 0, "answer every frame with this status without handling it: 0 accepted (handle normally), 1 retry, 2 rejected")
-	durationVar(fs, &c.StatsInterval, "stats-interval", c.StatsInterval, "how often to print statistics and rewrite -stats-file; 0 only at exit")
+	durationVar(fs, &c.StatsInterval, "stats-interval", c.StatsInterval, "`interval` at which to print statistics and rewrite -stats-file; 0s only at exit")
 	fs.StringVar(&c.StatsFile, "stats-file", "", "write JSON statistics to this file periodically and at exit")
 	fs.IntVar(&c.MaxConns, "max-conns", c.MaxConns, "connections open at once across all endpoints; more are closed on accept and counted")
-	durationVar(fs, &c.HelloTimeout, "hello-timeout", c.HelloTimeout, "close a connection that has not sent its Hello (and finished TLS) within this time")
-	durationVar(fs, &c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close a connection on which no frame arrives for this long")
-	fs.Func("socket-mode", "permission of unix sockets, octal: 0600 owner only, 0660 owner and group (default 0600)", func(v string) error {
+	durationVar(fs, &c.HelloTimeout, "hello-timeout", c.HelloTimeout, "close a connection that has not sent its Hello (and finished TLS) within this `duration`")
+	durationVar(fs, &c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close a connection on which no frame arrives for this `duration`")
+	fs.Func("socket-mode", "permission `mode` of unix sockets, octal: 0600 owner only, 0660 owner and group (default 0600)", func(v string) error {
 		m, err := strconv.ParseUint(v, 8, 32)
 		if err != nil {
 			return fmt.Errorf("want an octal mode such as 0600 or 0660")
@@ -227,7 +227,7 @@ func ParseFlags(args []string, output io.Writer) (Config, error) {
 	fs.StringVar(&c.TLSClientCA, "tls-client-ca", "", "PEM CA certificates: require a client certificate signed by one of them on tcp:// endpoints")
 	fs.BoolVar(&c.Fsync, "fsync", false, "mode file: sync files to stable storage before acknowledging the frames written to them")
 	fs.IntVar(&c.MaxOpenFiles, "max-open-files", c.MaxOpenFiles, "mode file: files held open at once; the least recently used idle one is closed to open another")
-	durationVar(fs, &c.FileIdleTimeout, "file-idle-timeout", c.FileIdleTimeout, "mode file: close a file not written for this long")
+	durationVar(fs, &c.FileIdleTimeout, "file-idle-timeout", c.FileIdleTimeout, "mode file: close a file not written for this `duration`")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
