@@ -37,11 +37,14 @@ func NewReader(r io.Reader, maxFrameSize int) *Reader {
 }
 
 // Next reads the next frame and returns its header and payload. The payload
-// is valid until the next call. At a clean end of stream, between frames,
+// is valid until the next call. Next reads nothing of the stream beyond the
+// frame it returns. At a clean end of stream, between frames,
 // Next returns io.EOF; a stream that ends inside a frame gives an error
 // matching both ErrUnexpectedEnd and io.ErrUnexpectedEOF. A frame over the
-// maximum size gives ErrTooLarge before its payload is read. Any error is
-// final: later calls return it again.
+// maximum size gives a *FrameSizeError (matching ErrTooLarge) before its
+// payload is read. The buffer grows with the payload bytes that arrive, not
+// with the declared length. Any error is final: later calls return it
+// again.
 func (r *Reader) Next() (Header, []byte, error) {
 	if r.err != nil {
 		return Header{}, nil, r.err
@@ -66,20 +69,41 @@ func (r *Reader) next() (Header, []byte, error) {
 		return Header{}, nil, err
 	}
 	if uint64(h.Length) > uint64(r.max-HeaderSize) {
-		return Header{}, nil, fmt.Errorf("%w: frame of %d bytes over the maximum of %d", ErrTooLarge, uint64(h.Length)+HeaderSize, r.max)
+		return Header{}, nil, &FrameSizeError{Header: h, Limit: r.max}
 	}
 	n := int(h.Length)
-	if cap(r.buf) < n {
-		// Grow geometrically so rising sizes do not reallocate every frame,
-		// but never past what a valid frame may need.
-		r.buf = make([]byte, max(n, min(2*cap(r.buf), r.max-HeaderSize)))
+	if cap(r.buf) >= n {
+		payload := r.buf[:n:n]
+		if _, err := io.ReadFull(r.r, payload); err != nil {
+			return Header{}, nil, readError(err, "frame payload")
+		}
+		return h, payload, nil
 	}
-	payload := r.buf[:n:n]
-	if _, err := io.ReadFull(r.r, payload); err != nil {
-		return Header{}, nil, readError(err, "frame payload")
+	// The buffer grows with the bytes that actually arrive, not with the
+	// declared length: a peer that declares a large frame and sends little
+	// makes the Reader hold little. Growth is geometric, so rising sizes
+	// do not reallocate every frame, and never passes what a valid frame
+	// may need.
+	limit := r.max - HeaderSize
+	got := 0
+	for got < n {
+		if got == cap(r.buf) {
+			grown := make([]byte, min(max(2*cap(r.buf), growChunk), limit))
+			copy(grown, r.buf[:got])
+			r.buf = grown
+		}
+		m, err := io.ReadFull(r.r, r.buf[got:min(cap(r.buf), n)])
+		got += m
+		if err != nil {
+			return Header{}, nil, readError(err, "frame payload")
+		}
 	}
-	return h, payload, nil
+	return h, r.buf[:n:n], nil
 }
+
+// growChunk is the least a Reader's buffer grows by while a payload
+// arrives.
+const growChunk = 64 << 10
 
 // readError maps a short read inside a frame to ErrUnexpectedEnd.
 func readError(err error, what string) error {

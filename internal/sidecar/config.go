@@ -4,10 +4,13 @@
 package sidecar
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +52,25 @@ type Config struct {
 	StatsInterval time.Duration
 	// StatsFile, if set, receives the JSON statistics (see Stats).
 	StatsFile string
+	// MaxConns bounds the connections open at once across all endpoints.
+	MaxConns int
+	// HelloTimeout bounds the wait for a connection's Hello (and TLS
+	// handshake); IdleTimeout closes a connection on which no frame
+	// arrives for that long.
+	HelloTimeout, IdleTimeout time.Duration
+	// SocketMode is the permission of the unix sockets.
+	SocketMode os.FileMode
+	// TLSCert and TLSKey are PEM files of the certificate and key that
+	// tcp:// endpoints serve TLS with; TLSClientCA, if set, is a PEM file
+	// of the CAs whose client certificates are required and verified.
+	TLSCert, TLSKey, TLSClientCA string
+	// Fsync makes mode file sync its files to stable storage before the
+	// Acks that accept their records.
+	Fsync bool
+	// MaxOpenFiles bounds the files mode file holds open; FileIdleTimeout
+	// closes a file unused for that long.
+	MaxOpenFiles    int
+	FileIdleTimeout time.Duration
 	// Logger receives events; nil logs nothing.
 	Logger *zap.Logger
 	// Out receives the printed statistics; nil prints nothing.
@@ -90,13 +112,87 @@ func (c *Config) Validate() error {
 	if c.StatsInterval < 0 {
 		return fmt.Errorf("-stats-interval %s: must not be negative", c.StatsInterval)
 	}
+	for _, d := range []struct {
+		flag string
+		val  time.Duration
+	}{{"-hello-timeout", c.HelloTimeout}, {"-idle-timeout", c.IdleTimeout}, {"-file-idle-timeout", c.FileIdleTimeout}} {
+		if d.val < 0 {
+			return fmt.Errorf("%s %s: must be positive", d.flag, d.val)
+		}
+	}
+	if c.MaxConns < 0 {
+		return fmt.Errorf("-max-conns %d: must be at least 1", c.MaxConns)
+	}
+	if c.MaxOpenFiles < 0 {
+		return fmt.Errorf("-max-open-files %d: must be at least 1", c.MaxOpenFiles)
+	}
+	if c.SocketMode != 0 && (c.SocketMode&^os.ModePerm != 0 || c.SocketMode&0o600 != 0o600) {
+		return fmt.Errorf("-socket-mode %#o: want permission bits that include owner read and write (0600), such as 0600 or 0660", uint32(c.SocketMode))
+	}
+	if c.Fsync && c.Mode != ModeFile {
+		return fmt.Errorf("-fsync applies to mode file, not %s", c.Mode)
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("-tls-cert and -tls-key go together: set both or neither")
+	}
+	if c.TLSClientCA != "" && c.TLSCert == "" {
+		return errors.New("-tls-client-ca needs -tls-cert and -tls-key: client certificates are verified over TLS")
+	}
+	if c.TLSCert != "" {
+		tcp := false
+		for _, e := range c.Listen {
+			network, _, _ := transport.ParseEndpoint(e)
+			tcp = tcp || network == "tcp"
+		}
+		if !tcp {
+			return errors.New("-tls-cert is set but no -listen endpoint is tcp://: TLS applies to tcp endpoints (unix sockets are protected by -socket-mode)")
+		}
+	}
 	return nil
 }
+
+// withDefaults returns c with its zero limits and timeouts set to the
+// defaults.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	c.MaxConns = cmp.Or(c.MaxConns, d.MaxConns)
+	c.HelloTimeout = cmp.Or(c.HelloTimeout, d.HelloTimeout)
+	c.IdleTimeout = cmp.Or(c.IdleTimeout, d.IdleTimeout)
+	c.SocketMode = cmp.Or(c.SocketMode, d.SocketMode)
+	c.MaxOpenFiles = cmp.Or(c.MaxOpenFiles, d.MaxOpenFiles)
+	c.FileIdleTimeout = cmp.Or(c.FileIdleTimeout, d.FileIdleTimeout)
+	return c
+}
+
+// DefaultConfig returns the defaults of every flag. In a Config used
+// directly, zero limits and timeouts also mean these defaults.
+func DefaultConfig() Config {
+	return Config{
+		Mode:            ModeCount,
+		ForwardTimeout:  10 * time.Second,
+		StatsInterval:   10 * time.Second,
+		MaxConns:        transport.DefaultMaxConns,
+		HelloTimeout:    transport.DefaultHelloTimeout,
+		IdleTimeout:     transport.DefaultIdleTimeout,
+		SocketMode:      transport.DefaultSocketMode,
+		MaxOpenFiles:    DefaultMaxOpenFiles,
+		FileIdleTimeout: DefaultFileIdleTimeout,
+	}
+}
+
+// Defaults of mode file.
+const (
+	// DefaultMaxOpenFiles bounds the files mode file holds open.
+	DefaultMaxOpenFiles = 64
+	// DefaultFileIdleTimeout closes a file mode file has not written for
+	// this long.
+	DefaultFileIdleTimeout = time.Minute
+)
 
 // ParseFlags parses the command line of cmd/sdp-sidecar into a Config.
 // Usage and errors go to output.
 func ParseFlags(args []string, output io.Writer) (Config, error) {
-	c := Config{}
+	c := DefaultConfig()
 	fs := flag.NewFlagSet("sdp-sidecar", flag.ContinueOnError)
 	fs.SetOutput(output)
 	fs.Func("listen", "endpoint to serve, unix:///path or tcp://host:port; repeat the flag or separate endpoints with commas", func(v string) error {
@@ -107,19 +203,50 @@ func ParseFlags(args []string, output io.Writer) (Config, error) {
 		}
 		return nil
 	})
-	fs.StringVar(&c.Mode, "mode", ModeCount, "count, file or forward")
+	fs.StringVar(&c.Mode, "mode", c.Mode, "count, file or forward")
 	fs.StringVar(&c.Dir, "dir", "", "directory for mode file")
 	fs.StringVar(&c.ForwardEndpoint, "forward-endpoint", "", "OTLP/gRPC host:port for mode forward (plaintext)")
-	fs.DurationVar(&c.ForwardTimeout, "forward-timeout", 10*time.Second, "timeout of each forwarded export")
-	fs.DurationVar(&c.AckDelay, "ack-delay", 0, "delay before each Ack")
+	durationVar(fs, &c.ForwardTimeout, "forward-timeout", c.ForwardTimeout, "`duration` of each forwarded export before it times out")
+	durationVar(fs, &c.AckDelay, "ack-delay", 0, "`duration` to wait before each Ack")
 	status := fs.Uint("ack-status", 0, "answer every frame with this status without handling it: 0 accepted (handle normally), 1 retry, 2 rejected")
-	fs.DurationVar(&c.StatsInterval, "stats-interval", 10*time.Second, "how often to print statistics and rewrite -stats-file; 0 only at exit")
+	durationVar(fs, &c.StatsInterval, "stats-interval", c.StatsInterval, "`interval` at which to print statistics and rewrite -stats-file; 0s only at exit")
 	fs.StringVar(&c.StatsFile, "stats-file", "", "write JSON statistics to this file periodically and at exit")
+	fs.IntVar(&c.MaxConns, "max-conns", c.MaxConns, "connections open at once across all endpoints; more are closed on accept and counted")
+	durationVar(fs, &c.HelloTimeout, "hello-timeout", c.HelloTimeout, "close a connection that has not sent its Hello (and finished TLS) within this `duration`")
+	durationVar(fs, &c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close a connection on which no frame arrives for this `duration`")
+	fs.Func("socket-mode", "permission `mode` of unix sockets, octal: 0600 owner only, 0660 owner and group (default 0600)", func(v string) error {
+		m, err := strconv.ParseUint(v, 8, 32)
+		if err != nil {
+			return fmt.Errorf("want an octal mode such as 0600 or 0660")
+		}
+		c.SocketMode = os.FileMode(m)
+		return nil
+	})
+	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate (chain) that tcp:// endpoints serve TLS with; needs -tls-key")
+	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key of -tls-cert")
+	fs.StringVar(&c.TLSClientCA, "tls-client-ca", "", "PEM CA certificates: require a client certificate signed by one of them on tcp:// endpoints")
+	fs.BoolVar(&c.Fsync, "fsync", false, "mode file: sync files to stable storage before acknowledging the frames written to them")
+	fs.IntVar(&c.MaxOpenFiles, "max-open-files", c.MaxOpenFiles, "mode file: files held open at once; the least recently used idle one is closed to open another")
+	durationVar(fs, &c.FileIdleTimeout, "file-idle-timeout", c.FileIdleTimeout, "mode file: close a file not written for this `duration`")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	// On the command line a zero limit or timeout is refused rather than
+	// read as the default: it would say "no limit".
+	var zero []string
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "max-conns", "hello-timeout", "idle-timeout", "max-open-files", "file-idle-timeout":
+			if v := f.Value.String(); v == "0" || v == "0s" || strings.HasPrefix(v, "-") {
+				zero = append(zero, fmt.Sprintf("-%s %s: must be positive", f.Name, v))
+			}
+		}
+	})
+	if len(zero) > 0 {
+		return Config{}, errors.New(zero[0])
 	}
 	if *status > uint(sdp.AckRejected) {
 		return Config{}, fmt.Errorf("-ack-status %d: want 0, 1 or 2", *status)
@@ -129,4 +256,31 @@ func ParseFlags(args []string, output io.Writer) (Config, error) {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// durationValue is a flag.Value of a time.Duration whose parse errors say
+// what is wrong, e.g. `time: missing unit in duration "5"`: a bare number
+// is refused, never read as nanoseconds.
+type durationValue struct{ d *time.Duration }
+
+func (v durationValue) String() string {
+	if v.d == nil {
+		return "0s"
+	}
+	return v.d.String()
+}
+
+func (v durationValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%v (write a unit: 500ms, 10s, 5m)", strings.TrimPrefix(err.Error(), "time: "))
+	}
+	*v.d = d
+	return nil
+}
+
+// durationVar defines a duration flag with default value (p is set to it).
+func durationVar(fs *flag.FlagSet, p *time.Duration, name string, value time.Duration, usage string) {
+	*p = value
+	fs.Var(durationValue{p}, name, usage)
 }

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
+	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
 
 // Export methods of the OTLP/gRPC services, by SDP signal number.
@@ -85,7 +86,9 @@ func (s *forwardSink) consume(f *sdp.ResourceFrame) (sdp.AckStatus, string) {
 		return sdp.AckAccepted, ""
 	}
 	st := status.Convert(err)
-	detail := fmt.Sprintf("forwarding to OTLP/gRPC: %s: %s", st.Code(), st.Message())
+	// The message is the OTLP server's; it is cut well within the Ack
+	// detail limit.
+	detail := fmt.Sprintf("forwarding to OTLP/gRPC: %s: %s", st.Code(), transport.Truncate(st.Message()))
 	if retryable(st.Code()) {
 		return sdp.AckRetry, detail
 	}

@@ -2,9 +2,12 @@ package sidecar
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -40,6 +43,11 @@ type Sidecar struct {
 	server    *transport.Server
 	closeOnce sync.Once
 	closeErr  error
+
+	// unsynced holds, per connection (by its Hello), the frames accepted
+	// with -fsync whose Sync has not run yet.
+	unsyncedMu sync.Mutex
+	unsynced   map[*sdp.Hello][]frameStat
 }
 
 // New validates cfg, listens on every endpoint and prepares the mode (the
@@ -49,7 +57,8 @@ func New(cfg Config) (*Sidecar, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Sidecar{cfg: cfg, log: cfg.Logger, stats: newCollector()}
+	cfg = cfg.withDefaults()
+	s := &Sidecar{cfg: cfg, log: cfg.Logger, stats: newCollector(), unsynced: map[*sdp.Hello][]frameStat{}}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
@@ -58,23 +67,59 @@ func New(cfg Config) (*Sidecar, error) {
 	case ModeCount:
 		s.sink = countSink{}
 	case ModeFile:
-		s.sink, err = newFileSink(cfg.Dir)
+		s.sink, err = newFileSink(cfg.Dir, fileOptions{maxOpen: cfg.MaxOpenFiles, idleAfter: cfg.FileIdleTimeout, durable: cfg.Fsync})
 	case ModeForward:
 		s.sink, err = newForwardSink(cfg.ForwardEndpoint, cfg.ForwardTimeout)
 	}
 	if err != nil {
 		return nil, err
 	}
+	tlsConfig, err := serverTLS(&cfg)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
 	for _, endpoint := range cfg.Listen {
-		l, err := transport.Listen(endpoint)
+		lc := transport.ListenConfig{SocketMode: cfg.SocketMode}
+		if network, _, _ := transport.ParseEndpoint(endpoint); network == "tcp" {
+			lc.TLS = tlsConfig
+		}
+		l, err := lc.Listen(endpoint)
 		if err != nil {
 			s.Close()
 			return nil, err
 		}
 		s.listeners = append(s.listeners, l)
 	}
-	s.server = &transport.Server{Handler: s, Logger: s.log, AckDelay: cfg.AckDelay}
+	s.server = &transport.Server{Handler: s, Logger: s.log, AckDelay: cfg.AckDelay,
+		MaxConns: cfg.MaxConns, HelloTimeout: cfg.HelloTimeout, IdleTimeout: cfg.IdleTimeout}
 	return s, nil
+}
+
+// serverTLS loads the TLS configuration of tcp endpoints; nil without
+// -tls-cert.
+func serverTLS(cfg *Config) (*tls.Config, error) {
+	if cfg.TLSCert == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("-tls-cert/-tls-key: %w", err)
+	}
+	c := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if cfg.TLSClientCA != "" {
+		pem, err := os.ReadFile(cfg.TLSClientCA)
+		if err != nil {
+			return nil, fmt.Errorf("-tls-client-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("-tls-client-ca %s: no PEM certificate in it", cfg.TLSClientCA)
+		}
+		c.ClientCAs = pool
+		c.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return c, nil
 }
 
 // Addrs returns the addresses listened on, in the order of Config.Listen.
@@ -95,15 +140,53 @@ func (s *Sidecar) HandleFrame(hello *sdp.Hello, f *sdp.ResourceFrame) (sdp.AckSt
 		detail = fmt.Sprintf("sidecar runs with -ack-status %d", status)
 	}
 	if status != sdp.AckAccepted {
-		s.log.Debug("Frame not accepted", zap.String("sender", hello.Sender), zap.Uint32("shard", f.Shard),
-			zap.Uint64("sequence", f.Sequence), zap.Stringer("status", status), zap.String("detail", detail))
+		s.log.Debug("Frame not accepted", zap.String("sender", transport.Truncate(hello.Sender)), zap.Uint32("shard", f.Shard),
+			zap.Uint64("sequence", f.Sequence), zap.Stringer("status", status), zap.String("detail", transport.Truncate(detail)))
 	}
-	s.stats.record(f, status)
+	if status == sdp.AckAccepted && s.cfg.Fsync {
+		// Counted once Sync says whether the Ack stays "accepted".
+		s.unsyncedMu.Lock()
+		s.unsynced[hello] = append(s.unsynced[hello], statOf(f))
+		s.unsyncedMu.Unlock()
+	} else {
+		s.stats.record(statOf(f), status)
+	}
 	return status, detail
 }
 
+// Sync implements transport.Syncer: with -fsync, mode file syncs the files
+// written since the last Sync before the Acks that accept their records go
+// out; otherwise it does nothing.
+func (s *Sidecar) Sync(hello *sdp.Hello) error {
+	fs, ok := s.sink.(*fileSink)
+	if !ok || !s.cfg.Fsync {
+		return nil
+	}
+	err := fs.sync()
+	s.unsyncedMu.Lock()
+	frames := s.unsynced[hello]
+	delete(s.unsynced, hello)
+	s.unsyncedMu.Unlock()
+	status := sdp.AckAccepted
+	if err != nil {
+		status = sdp.AckRetry
+	}
+	for _, f := range frames {
+		s.stats.record(f, status)
+	}
+	return err
+}
+
 // Stats returns the statistics so far.
-func (s *Sidecar) Stats() Stats { return s.stats.snapshot(false) }
+func (s *Sidecar) Stats() Stats { return s.snapshot(false) }
+
+func (s *Sidecar) snapshot(final bool) Stats {
+	st := s.stats.snapshot(final)
+	if s.server != nil {
+		st.Connections = s.server.Stats()
+	}
+	return st
+}
 
 // Run serves until ctx ends, then closes the connections, waits for them
 // (up to 10 seconds), closes the mode's outputs and writes the final
@@ -157,7 +240,7 @@ loop:
 
 // report prints the statistics and rewrites the stats file.
 func (s *Sidecar) report(final bool) {
-	st := s.stats.snapshot(final)
+	st := s.snapshot(final)
 	if s.cfg.Out != nil {
 		printStats(s.cfg.Out, st)
 	}

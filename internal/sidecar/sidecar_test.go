@@ -236,15 +236,16 @@ func TestCountModeStatsFile(t *testing.T) {
 			"logs":    {Frames: 1, Items: 5, Bytes: bytesOf(shard0[2])},
 			"all":     {Frames: 5, Items: 19, Bytes: bytesOf(append(shard0, shard1...)...)},
 		},
-		Acks:  map[string]uint64{"accepted": 5, "retry": 0, "rejected": 0},
-		Final: true,
+		Acks:        map[string]uint64{"accepted": 5, "retry": 0, "rejected": 0},
+		Connections: transport.ServerStats{Accepted: 2},
+		Final:       true,
 	}
 	gotJSON, _ := json.Marshal(got)
 	wantJSON, _ := json.Marshal(want)
 	if !bytes.Equal(gotJSON, wantJSON) {
 		t.Errorf("stats file\n got %s\nwant %s", gotJSON, wantJSON)
 	}
-	for _, line := range []string{"shard 0 traces   frames=2 items=7", "shard 1 metrics  frames=1 items=6", "total          frames=5 items=19"} {
+	for _, line := range []string{"shard 0 traces   frames=2 items=7", "shard 1 metrics  frames=1 items=6", "total          frames=5 items=19", "connections    active=0 awaiting_hello=0 accepted=2 refused=0 evicted=0"} {
 		if !strings.Contains(out.String(), line) {
 			t.Errorf("printed statistics lack %q:\n%s", line, out.String())
 		}
@@ -522,7 +523,7 @@ func recordFrame(t *testing.T, p payload) *sdp.ResourceFrame {
 
 func TestFileModeFailedWriteLeavesOnlyWholeRecords(t *testing.T) {
 	dir := t.TempDir()
-	s, err := newFileSink(dir)
+	s, err := newFileSink(dir, fileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -582,7 +583,7 @@ func TestFileModeFailedWriteLeavesOnlyWholeRecords(t *testing.T) {
 func TestFileModeConsumeAfterCloseAnswersRetry(t *testing.T) {
 	// Run closes the sink even when a handler outlived the server's
 	// shutdown; that handler's late frames must get an answer, not a panic.
-	s, err := newFileSink(t.TempDir())
+	s, err := newFileSink(t.TempDir(), fileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

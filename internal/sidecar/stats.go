@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
+	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
 
 // Counts counts accepted frames, the items they declare and their OTLP
@@ -21,10 +22,22 @@ type Counts struct {
 	Bytes  uint64 `json:"bytes"`
 }
 
-func (c *Counts) add(f *sdp.ResourceFrame) {
+func (c *Counts) add(f frameStat) {
 	c.Frames++
-	c.Items += uint64(f.ItemCount)
-	c.Bytes += uint64(len(f.OTLP))
+	c.Items += uint64(f.items)
+	c.Bytes += uint64(f.bytes)
+}
+
+// frameStat is what the statistics need of a frame.
+type frameStat struct {
+	shard  uint32
+	signal uint8
+	items  uint32
+	bytes  int
+}
+
+func statOf(f *sdp.ResourceFrame) frameStat {
+	return frameStat{shard: f.Shard, signal: f.Signal, items: f.ItemCount, bytes: len(f.OTLP)}
 }
 
 // Stats is the sidecar's statistics, as written to the stats file:
@@ -44,6 +57,9 @@ type Stats struct {
 	Shards map[string]map[string]Counts `json:"shards"`
 	Totals map[string]Counts            `json:"totals"`
 	Acks   map[string]uint64            `json:"acks"`
+	// Connections counts the connections served, refused and closed for
+	// breaking the protocol or for timeouts.
+	Connections transport.ServerStats `json:"connections"`
 	// Final is true in the file written when the sidecar stops.
 	Final bool `json:"final"`
 }
@@ -76,7 +92,7 @@ func newCollector() *collector {
 	return &collector{shards: map[uint32]map[string]*Counts{}}
 }
 
-func (c *collector) record(f *sdp.ResourceFrame, status sdp.AckStatus) {
+func (c *collector) record(f frameStat, status sdp.AckStatus) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if int(status) < len(c.acks) {
@@ -85,15 +101,15 @@ func (c *collector) record(f *sdp.ResourceFrame, status sdp.AckStatus) {
 	if status != sdp.AckAccepted {
 		return
 	}
-	shard := c.shards[f.Shard]
+	shard := c.shards[f.shard]
 	if shard == nil {
 		shard = map[string]*Counts{}
 		for _, s := range baseSignals {
 			shard[s] = &Counts{}
 		}
-		c.shards[f.Shard] = shard
+		c.shards[f.shard] = shard
 	}
-	name := signalName(f.Signal)
+	name := signalName(f.signal)
 	counts := shard[name]
 	if counts == nil {
 		counts = &Counts{}
@@ -182,6 +198,9 @@ func printStats(w io.Writer, s Stats) {
 	all := s.Totals["all"]
 	fmt.Fprintf(w, "total          frames=%d items=%d bytes=%d acks: accepted=%d retry=%d rejected=%d\n",
 		all.Frames, all.Items, all.Bytes, s.Acks["accepted"], s.Acks["retry"], s.Acks["rejected"])
+	c := s.Connections
+	fmt.Fprintf(w, "connections    active=%d awaiting_hello=%d accepted=%d refused=%d evicted=%d protocol_errors=%d hello_timeouts=%d idle_timeouts=%d\n",
+		c.Active, c.AwaitingHello, c.Accepted, c.Refused, c.Evicted, c.ProtocolErrors, c.HelloTimeouts, c.IdleTimeouts)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

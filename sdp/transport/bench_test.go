@@ -30,7 +30,7 @@ func benchTransport(b *testing.B, network string, size int) {
 	})}
 	go srv.Serve(l)
 	defer srv.Shutdown(b.Context())
-	c, err := NewClient(ClientSettings{Endpoint: endpoint, ShardCount: 1, QueueBytes: 32 << 20, Logger: zap.NewNop()})
+	c, err := NewClient(ClientSettings{Endpoint: endpoint, Shard: 1, ShardCount: 4, QueueBytes: 32 << 20, Logger: zap.NewNop()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,8 +3,10 @@ package transport
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"slices"
 	"sync"
@@ -33,9 +35,6 @@ const (
 )
 
 const (
-	// maxAckFrameBytes bounds what the client reads from a sidecar: an Ack
-	// is a few bytes plus its detail.
-	maxAckFrameBytes = 64 << 10
 	// maxWriteBytes bounds the frames coalesced into one vectored write, so
 	// one write's deadline covers a bounded amount of data.
 	maxWriteBytes  = 1 << 20
@@ -86,6 +85,11 @@ type ClientSettings struct {
 	Logger *zap.Logger
 	// Observer is told about frames, acks and connections; nil is allowed.
 	Observer Observer
+	// TLS, if not nil, makes the client speak TLS with this configuration
+	// (root CAs, a client certificate for sidecars that verify one). It is
+	// meant for tcp:// endpoints; when ServerName is empty it is taken
+	// from the endpoint's host.
+	TLS *tls.Config
 }
 
 // Client sends one shard's frames to its sidecar with at-least-once
@@ -119,6 +123,8 @@ type Client struct {
 	retryAt      time.Time // after an Ack asked to retry: no writes before this
 	retries      int       // consecutive Acks asking to retry
 	acked        bool      // an Ack arrived on the current connection
+
+	dialLog rateLimiter // warnings about failing dials
 
 	// retryBackoff is the wait after the retries-th consecutive Ack asking
 	// to retry; tests replace it to observe the attempts.
@@ -179,6 +185,10 @@ func NewClient(s ClientSettings) (*Client, error) {
 	helloFrame, err := hello.AppendFrame(nil)
 	if err != nil {
 		return nil, fmt.Errorf("transport: encoding Hello: %w", err)
+	}
+	if len(helloFrame) > sdp.MaxHelloFrameSize {
+		return nil, fmt.Errorf("transport: a Sender of %d bytes makes a Hello of %d bytes, over the %d-byte limit for Hello frames (sdp.MaxHelloFrameSize); use at most %d bytes",
+			len(s.Sender), len(helloFrame), sdp.MaxHelloFrameSize, sdp.MaxHelloSenderSize)
 	}
 	c := &Client{
 		set:      s,
@@ -410,7 +420,6 @@ func (c *Client) run() {
 	defer close(c.done)
 	attempt := 0
 	connected := false
-	failing := false
 	for first := true; ; first = false {
 		if !first {
 			t := time.NewTimer(backoff(attempt, c.set.InitialBackoff, c.set.MaxBackoff))
@@ -427,30 +436,48 @@ func (c *Client) run() {
 			if c.ctx.Err() != nil {
 				return
 			}
-			if !failing {
-				c.log.Warn("Cannot connect to sidecar; retrying with backoff", zap.Error(err))
-			} else {
-				c.log.Debug("Cannot connect to sidecar", zap.Error(err))
-			}
-			failing = true
+			// Warned at once and then every so often while it lasts, so
+			// that a dead sidecar stays visible without flooding the log.
+			c.dialLog.warn(c.log, "Cannot connect to sidecar; retrying with backoff", zap.Error(err))
 			continue
 		}
-		failing = false
-		healthy, err := c.session(conn, connected)
+		c.dialLog.reset()
+		healthy, lost, err := c.session(conn, connected)
 		connected = true
 		if c.ctx.Err() != nil {
 			return
 		}
-		c.log.Warn("Sidecar connection lost; unacknowledged frames will be sent again", zap.Error(err))
+		switch {
+		case errors.Is(err, ErrProtocol):
+			// The sidecar is broken or hostile: back off further on every
+			// such connection instead of starting over, so that a sidecar
+			// that always answers the same way is not hammered.
+			c.log.Error("Sidecar broke the protocol; reconnecting with backoff", zap.Error(err), zap.Int("frames_to_send_again", lost))
+			if pe, ok := c.obs.(ProtocolObserver); ok {
+				pe.ProtocolError(c.set.Shard)
+			}
+			continue
+		case lost == 0 && errors.Is(err, io.EOF):
+			// Most likely the sidecar's idle timeout: nothing was lost.
+			c.log.Info("Sidecar closed the connection with nothing in flight; reconnecting", zap.Error(err))
+		default:
+			c.log.Warn("Sidecar connection lost; unacknowledged frames will be sent again", zap.Error(err), zap.Int("frames_to_send_again", lost))
+		}
 		if healthy {
 			attempt = 0
 		}
 	}
 }
 
+// dial connects and, with TLS, completes the handshake, all within the
+// dial timeout.
 func (c *Client) dial() (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(c.ctx, c.set.DialTimeout)
 	defer cancel()
+	if c.set.TLS != nil {
+		d := tls.Dialer{Config: c.set.TLS}
+		return d.DialContext(ctx, c.network, c.address)
+	}
 	var d net.Dialer
 	return d.DialContext(ctx, c.network, c.address)
 }
@@ -459,14 +486,15 @@ var errAckTimeout = errors.New("no Ack progress within the ack timeout")
 
 // session runs one connection until it fails or the client stops. healthy
 // says the sidecar acknowledged something or the connection lasted, so the
-// next dial need not back off further.
-func (c *Client) session(conn net.Conn, reconnect bool) (healthy bool, err error) {
+// next dial need not back off further; lost is the number of frames in
+// flight that return to the queue.
+func (c *Client) session(conn net.Conn, reconnect bool) (healthy bool, lost int, err error) {
 	start := time.Now()
 	c.mu.Lock()
 	if c.ctx.Err() != nil {
 		c.mu.Unlock()
 		conn.Close()
-		return false, c.ctx.Err()
+		return false, 0, c.ctx.Err()
 	}
 	c.conn = conn
 	c.seq = 0
@@ -488,6 +516,7 @@ func (c *Client) session(conn net.Conn, reconnect bool) (healthy bool, err error
 		c.mu.Lock()
 		c.conn = nil
 		c.seq = 0
+		lost = c.inflight.len()
 		c.requeueLocked()
 		healthy = c.acked || time.Since(start) > c.set.MaxBackoff
 		c.mu.Unlock()
@@ -502,10 +531,10 @@ func (c *Client) session(conn net.Conn, reconnect bool) (healthy bool, err error
 	}()
 
 	if err := conn.SetWriteDeadline(time.Now().Add(c.set.WriteTimeout)); err != nil {
-		return false, err
+		return false, 0, err
 	}
 	if _, err := conn.Write(c.hello); err != nil {
-		return false, fmt.Errorf("writing Hello: %w", err)
+		return false, 0, fmt.Errorf("writing Hello: %w", err)
 	}
 	if reconnect {
 		c.log.Info("Reconnected to sidecar")
@@ -513,7 +542,7 @@ func (c *Client) session(conn net.Conn, reconnect bool) (healthy bool, err error
 		c.log.Debug("Connected to sidecar")
 	}
 	c.obs.Connected(c.set.Shard, reconnect)
-	return false, c.writeLoop(conn, readerDone)
+	return false, 0, c.writeLoop(conn, readerDone)
 }
 
 // requeueLocked returns in-flight frames to the queue, in Send order, to be
@@ -627,102 +656,4 @@ func (c *Client) takeLocked(batch []outgoing, now time.Time) []outgoing {
 		size += len(e.frame)
 	}
 	return batch
-}
-
-// readAcks reads Acks until the connection fails or the sidecar breaks the
-// protocol.
-func (c *Client) readAcks(conn net.Conn) error {
-	r := sdp.NewReader(conn, maxAckFrameBytes)
-	var ack sdp.Ack
-	var settled []*batch
-	for {
-		h, payload, err := r.Next()
-		if err != nil {
-			return fmt.Errorf("reading Acks: %w", err)
-		}
-		if h.Type != sdp.TypeAck {
-			return fmt.Errorf("sidecar sent frame type %d, want Ack", h.Type)
-		}
-		if err := ack.DecodePayload(payload); err != nil {
-			return fmt.Errorf("decoding Ack: %w", err)
-		}
-		settled, err = c.handleAck(&ack, settled[:0])
-		if err != nil {
-			return err
-		}
-		callSettled(settled)
-		clear(settled)
-	}
-}
-
-// handleAck settles, returns to the queue or rejects the in-flight frames
-// that ack covers, and returns the batches that it completed.
-func (c *Client) handleAck(ack *sdp.Ack, settled []*batch) ([]*batch, error) {
-	if ack.Status > sdp.AckRejected {
-		return settled, fmt.Errorf("sidecar sent Ack status %d, which the protocol does not define", ack.Status)
-	}
-	c.mu.Lock()
-	if ack.Sequence > c.seq {
-		seq := c.seq
-		c.mu.Unlock()
-		return settled, fmt.Errorf("sidecar acknowledged sequence %d but only %d frames were sent", ack.Sequence, seq)
-	}
-	now := time.Now()
-	frames, items := 0, 0
-	var retry []*entry
-	var rejectErr error
-	if ack.Status == sdp.AckRejected {
-		rejectErr = fmt.Errorf("%w (shard %d): %s", ErrRejected, c.set.Shard, ack.Detail)
-	}
-	for c.inflight.len() > 0 && c.inflight.front().seq <= ack.Sequence {
-		e := c.inflight.pop()
-		frames++
-		items += e.items
-		switch ack.Status {
-		case sdp.AckAccepted:
-			settled = c.settleLocked(e, nil, settled)
-		case sdp.AckRetry:
-			e.seq = 0
-			retry = append(retry, e)
-		case sdp.AckRejected:
-			settled = c.settleLocked(e, rejectErr, settled)
-		}
-	}
-	if frames > 0 {
-		c.lastProgress = now
-		if !c.acked {
-			// The first Ack on a connection, whatever its status, shows
-			// a sidecar that answers: retry waits start over from the
-			// initial backoff, as the dial backoff does after this
-			// session.
-			c.retries = 0
-		}
-		c.acked = true
-	}
-	switch ack.Status {
-	case sdp.AckAccepted:
-		c.retries = 0
-	case sdp.AckRetry:
-		if len(retry) > 0 {
-			all := append(retry, c.pending.drain()...)
-			slices.SortFunc(all, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
-			c.pending.reset(all)
-			c.retryAt = now.Add(c.retryBackoff(c.retries))
-			c.retries++
-		}
-	}
-	c.checkDrainedLocked()
-	c.mu.Unlock()
-
-	c.obs.AckReceived(c.set.Shard, ack.Status, frames)
-	switch ack.Status {
-	case sdp.AckRetry:
-		if frames > 0 {
-			c.log.Debug("Sidecar asked to retry frames later", zap.Int("frames", frames), zap.String("detail", ack.Detail))
-		}
-	case sdp.AckRejected:
-		c.log.Warn("Sidecar rejected frames; they are not retried", zap.Int("frames", frames), zap.Int("items", items), zap.String("detail", ack.Detail))
-	}
-	c.signal()
-	return settled, nil
 }

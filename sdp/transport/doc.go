@@ -14,8 +14,34 @@
 // frame once it is acknowledged, and may still be writing the frame when
 // the Ack arrives: were a sidecar to acknowledge a frame it had read only in
 // part and the connection then broke, the frame would be lost. [Server]
-// acknowledges a frame only after its [Handler] has returned for it.
+// acknowledges a frame only after its [Handler] has returned for it, and,
+// for a Handler that is also a [Syncer], only after Sync has made it
+// durable.
+//
+// # Limits and hostile peers
+//
+// Each end reads the other's frames under the limits of the contract (see
+// sdp.MaxHelloFrameSize and sdp.MaxAckFrameSize). A Server reads the first
+// frame of a connection, which must be a Hello, under 4 KiB and before it
+// allocates any larger buffer; at MaxConns gives a new connection the place
+// of the one that has waited longest for its Hello, or closes it when all
+// are past their Hello; closes a connection without a Hello after HelloTimeout
+// and one without frames after IdleTimeout; and closes a connection whose
+// frames name another shard than its Hello, a signal the schema does not
+// define, or a wrong sequence. Peer warnings are rate-limited, strings a
+// peer chose are cut to [MaxLoggedPeerString] bytes in logs, and
+// [Server.Stats] counts what happened. A Client treats an Ack over
+// sdp.MaxAckFrameSize as a protocol error of its sidecar: the frames that
+// Ack covers settle with [ErrProtocol] instead of being sent again, and the
+// client reconnects with growing backoff.
+//
+// # Endpoints and security
 //
 // Endpoints are written unix:///path/to/socket or tcp://host:port; see
-// [ParseEndpoint].
+// [ParseEndpoint]. [ListenConfig] creates unix sockets with mode 0600 by
+// default (0660 lets a group in) without a moment in which they have another
+// mode. For tcp:// endpoints, ClientSettings.TLS and ListenConfig.TLS take a
+// *tls.Config: server certificates, and optionally
+// tls.RequireAndVerifyClientCert with a CA pool so that only clients with a
+// certificate from that CA can deliver frames.
 package transport

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -80,5 +81,85 @@ func TestListenRemovesStaleSocketOnly(t *testing.T) {
 	}
 	if b, err := os.ReadFile(file); err != nil || string(b) != "keep" {
 		t.Errorf("regular file was touched: %q, %v", b, err)
+	}
+}
+
+func TestListenCreatesTheSocketWithItsMode(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		mode, want os.FileMode
+	}{{0, 0o600}, {0o660, 0o660}, {0o600, 0o600}} {
+		path := filepath.Join(dir, "s.sock")
+		l, err := ListenConfig{SocketMode: tc.mode}.Listen("unix://" + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Lstat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != tc.want {
+			t.Errorf("mode %#o: socket file has mode %v, want %#o", tc.mode, fi.Mode(), tc.want)
+		}
+		if l.Addr().String() != path {
+			t.Errorf("Addr %q, want %q", l.Addr(), path)
+		}
+		// The socket answers at its path.
+		done := make(chan error, 1)
+		go func() {
+			c, err := l.Accept()
+			if err == nil {
+				if c.LocalAddr().String() != path {
+					err = fmt.Errorf("accepted connection's local address %q, want %q", c.LocalAddr(), path)
+				}
+				c.Close()
+			}
+			done <- err
+		}()
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			t.Fatalf("dialing the socket: %v", err)
+		}
+		c.Close()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+		if _, err := os.Lstat(path); !os.IsNotExist(err) {
+			t.Errorf("socket file left after Close: %v", err)
+		}
+		entries, _ := os.ReadDir(dir)
+		if len(entries) != 0 {
+			t.Errorf("left in the directory: %v", entries)
+		}
+	}
+	for _, bad := range []os.FileMode{0o400, 0o200, 0o1600, os.ModeSetuid | 0o600} {
+		if _, err := (ListenConfig{SocketMode: bad}).Listen("unix://" + filepath.Join(dir, "bad.sock")); err == nil || !strings.Contains(err.Error(), "owner read and write") {
+			t.Errorf("mode %v: %v, want a refusal", bad, err)
+		}
+	}
+}
+
+func TestListenKeepsASocketItCannotJudge(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.sock")
+	l, err := Listen("unix://" + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	// The owner cannot connect to a socket of mode 0000; whether a server is
+	// behind it is unknown, so it stays.
+	if err := os.Chmod(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		t.Log("running as root: the mode does not stop connections, so the socket is seen in use")
+	}
+	if _, err := Listen("unix://" + path); err == nil {
+		t.Error("Listen over a socket it cannot probe succeeded")
+	}
+	if _, err := os.Lstat(path); err != nil {
+		t.Errorf("socket was removed: %v", err)
 	}
 }

@@ -24,6 +24,10 @@ var (
 	// larger than the whole queue: they can never fit, so retrying is
 	// pointless.
 	ErrExceedsQueue = errors.New("transport: frames larger than the queue")
+	// ErrProtocol reports a sidecar that broke the protocol, such as an
+	// Ack over sdp.MaxAckFrameSize; frames settled with it were answered
+	// by such an Ack and are not sent again by the client.
+	ErrProtocol = errors.New("transport: sidecar protocol error")
 	// ErrServerClosed is returned by Server.Serve after Shutdown.
 	ErrServerClosed = errors.New("transport: server closed")
 )

@@ -22,6 +22,20 @@ type Observer interface {
 	Undelivered(shard uint32, frames, items int)
 }
 
+// ProtocolObserver is an optional interface of an Observer: a Client whose
+// Observer implements it reports sidecars that break the protocol.
+type ProtocolObserver interface {
+	// ProtocolError reports a connection that ended because the sidecar
+	// broke the protocol (an over-long or malformed Ack, an undefined
+	// status, an Ack for frames never sent). The client reconnects with
+	// growing backoff.
+	ProtocolError(shard uint32)
+	// FramesFailed reports frames settled as failed, with an error
+	// wrapping ErrProtocol, because the sidecar answered them with an Ack
+	// over sdp.MaxAckFrameSize.
+	FramesFailed(shard uint32, frames, items int)
+}
+
 type nopObserver struct{}
 
 func (nopObserver) FrameSent(uint32, int, int, bool)       {}

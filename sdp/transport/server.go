@@ -1,13 +1,12 @@
 package transport
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -15,17 +14,38 @@ import (
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 )
 
-// DefaultAckWriteTimeout bounds the write of an Ack when
-// Server.AckWriteTimeout is zero.
-const DefaultAckWriteTimeout = 10 * time.Second
+// Defaults for zero fields of Server.
+const (
+	// DefaultAckWriteTimeout bounds the write of an Ack.
+	DefaultAckWriteTimeout = 10 * time.Second
+	// DefaultMaxConns bounds the connections a Server holds open at once.
+	DefaultMaxConns = 256
+	// DefaultHelloTimeout bounds the wait for a connection's Hello (and,
+	// with TLS, its handshake).
+	DefaultHelloTimeout = 10 * time.Second
+	// DefaultIdleTimeout bounds the wait for each whole frame after the
+	// Hello.
+	DefaultIdleTimeout = 5 * time.Minute
+)
 
 // Handler takes the frames that a Server receives.
 type Handler interface {
 	// HandleFrame takes one frame of the connection that hello opened and
 	// returns the Ack status and, when it is not AckAccepted, a detail
 	// saying why. It is called sequentially per connection (concurrently
-	// across connections); f.OTLP is valid only during the call.
+	// across connections); f.OTLP is valid only during the call. The
+	// Server has checked f against the Hello: f.Shard is hello.Shard and
+	// f.Signal is one the schema defines (1 to 4).
 	HandleFrame(hello *sdp.Hello, f *sdp.ResourceFrame) (sdp.AckStatus, string)
+}
+
+// Syncer is implemented by a Handler that makes what it accepted durable
+// in batches. Before a Server sends Acks that accept frames, it calls Sync
+// once for all the frames handled since the previous call on that
+// connection; when Sync fails, those frames are answered with AckRetry
+// instead, and the error text becomes the Ack detail.
+type Syncer interface {
+	Sync(hello *sdp.Hello) error
 }
 
 // HandlerFunc adapts a function to Handler.
@@ -38,19 +58,40 @@ func (fn HandlerFunc) HandleFrame(hello *sdp.Hello, f *sdp.ResourceFrame) (sdp.A
 
 // Server is the sidecar's end of the transport. Each connection must open
 // with a Hello of protocol version 1 and then carry ResourceFrames numbered
-// 1, 2, 3, ...; the server answers each with an Ack. A connection that
-// breaks the protocol or sends a malformed frame is closed with a logged
-// reason; the others carry on. Set the fields before Serve and do not copy
-// a Server after first use.
+// 1, 2, 3, ..., each of the Hello's shard; the server answers each with an
+// Ack. A connection that breaks the protocol, sends a malformed or
+// oversized frame, or stays silent past a timeout is closed with a logged
+// reason; the others carry on.
+//
+// Memory is bounded by the configuration: before its Hello a connection
+// holds a few KiB (the Hello is read under sdp.MaxHelloFrameSize), after it
+// at most about 70 KiB of buffers plus the frame being read, which grows
+// with the bytes that arrive up to MaxFrameBytes; at most MaxConns
+// connections are open. Set the fields before Serve and do not copy a
+// Server after first use.
 type Server struct {
 	// Handler takes the frames.
 	Handler Handler
 	// Logger receives connection events and protocol errors; nil logs
-	// nothing.
+	// nothing. Warnings caused by peers are rate-limited, and strings a
+	// peer chose are cut to MaxLoggedPeerString bytes.
 	Logger *zap.Logger
 	// MaxFrameBytes bounds a frame, header included; zero means
 	// sdp.DefaultMaxFrameSize, enough for the largest ResourceFrame.
 	MaxFrameBytes int
+	// MaxConns bounds the connections open at once across all listeners.
+	// At the limit, a new connection takes the place of the one that has
+	// waited longest for its Hello; when every connection is past its
+	// Hello, the new one is closed as soon as it is accepted. Both are
+	// counted. Zero means DefaultMaxConns.
+	MaxConns int
+	// HelloTimeout bounds the time from accepting a connection to having
+	// read its Hello; zero means DefaultHelloTimeout.
+	HelloTimeout time.Duration
+	// IdleTimeout closes a connection on which no whole frame arrives for
+	// this long; zero means DefaultIdleTimeout. A Client reconnects at
+	// once, logging at info level when it had nothing in flight.
+	IdleTimeout time.Duration
 	// AckDelay delays every Ack, to demonstrate or test a slow sidecar.
 	AckDelay time.Duration
 	// AckWriteTimeout bounds each Ack write; zero means
@@ -61,15 +102,72 @@ type Server struct {
 	closed    bool
 	quit      chan struct{}
 	listeners map[net.Listener]struct{}
-	conns     map[net.Conn]struct{}
+	conns     map[net.Conn]*connState
 	wg        sync.WaitGroup
+
+	stats       serverCounters
+	refusedLog  rateLimiter
+	protocolLog rateLimiter
+	failLog     rateLimiter
+}
+
+// ServerStats counts what a Server did with its connections.
+type ServerStats struct {
+	// Active is the number of connections open now; AwaitingHello how
+	// many of them have not sent their Hello yet.
+	Active        int `json:"active"`
+	AwaitingHello int `json:"awaiting_hello"`
+	// Accepted counts connections accepted and served.
+	Accepted uint64 `json:"accepted"`
+	// Refused counts connections closed on accept because MaxConns were
+	// open, all of them past their Hello.
+	Refused uint64 `json:"refused"`
+	// Evicted counts connections still waiting for their Hello that were
+	// closed to make room for a new connection at MaxConns.
+	Evicted uint64 `json:"evicted"`
+	// ProtocolErrors counts connections closed because the peer broke the
+	// protocol: no Hello first, an oversized or malformed frame, a wrong
+	// shard, signal or sequence.
+	ProtocolErrors uint64 `json:"protocol_errors"`
+	// HelloTimeouts counts connections closed because no Hello came
+	// within HelloTimeout.
+	HelloTimeouts uint64 `json:"hello_timeouts"`
+	// IdleTimeouts counts connections closed because no frame came within
+	// IdleTimeout.
+	IdleTimeouts uint64 `json:"idle_timeouts"`
+}
+
+type serverCounters struct {
+	accepted, refused, evicted, protocolErrors, helloTimeouts, idleTimeouts atomic.Uint64
+}
+
+// Stats returns the counts so far.
+func (s *Server) Stats() ServerStats {
+	s.mu.Lock()
+	active, awaiting := len(s.conns), 0
+	for _, st := range s.conns {
+		if !st.hello {
+			awaiting++
+		}
+	}
+	s.mu.Unlock()
+	return ServerStats{
+		Active:         active,
+		AwaitingHello:  awaiting,
+		Accepted:       s.stats.accepted.Load(),
+		Refused:        s.stats.refused.Load(),
+		Evicted:        s.stats.evicted.Load(),
+		ProtocolErrors: s.stats.protocolErrors.Load(),
+		HelloTimeouts:  s.stats.helloTimeouts.Load(),
+		IdleTimeouts:   s.stats.idleTimeouts.Load(),
+	}
 }
 
 func (s *Server) initLocked() {
 	if s.quit == nil {
 		s.quit = make(chan struct{})
 		s.listeners = make(map[net.Listener]struct{})
-		s.conns = make(map[net.Conn]struct{})
+		s.conns = make(map[net.Conn]*connState)
 	}
 }
 
@@ -82,12 +180,26 @@ func (s *Server) logger() *zap.Logger {
 
 // Serve accepts connections on l and serves each on its own goroutine until
 // Shutdown, when it returns ErrServerClosed. It closes l when it returns.
-// One Server may serve several listeners.
+// One Server may serve several listeners; MaxConns counts them together.
 func (s *Server) Serve(l net.Listener) error {
 	if s.Handler == nil {
 		l.Close()
 		return errors.New("transport: Server has no Handler")
 	}
+	for _, v := range []struct {
+		name string
+		val  time.Duration
+	}{{"HelloTimeout", s.HelloTimeout}, {"IdleTimeout", s.IdleTimeout}, {"AckDelay", s.AckDelay}, {"AckWriteTimeout", s.AckWriteTimeout}} {
+		if v.val < 0 {
+			l.Close()
+			return fmt.Errorf("transport: Server.%s is negative (%v)", v.name, v.val)
+		}
+	}
+	if s.MaxConns < 0 || s.MaxFrameBytes < 0 {
+		l.Close()
+		return fmt.Errorf("transport: Server.MaxConns (%d) and MaxFrameBytes (%d) must not be negative", s.MaxConns, s.MaxFrameBytes)
+	}
+	maxConns := orDefault(s.MaxConns, DefaultMaxConns)
 	s.mu.Lock()
 	s.initLocked()
 	if s.closed {
@@ -132,11 +244,61 @@ func (s *Server) Serve(l net.Listener) error {
 			conn.Close()
 			return ErrServerClosed
 		}
-		s.conns[conn] = struct{}{}
+		if len(s.conns) >= maxConns && !s.evictOldestWaitingLocked() {
+			s.mu.Unlock()
+			conn.Close()
+			s.stats.refused.Add(1)
+			s.refusedLog.warn(s.logger(), "Refused a sidecar connection: the connection limit is reached",
+				zap.Int("max_conns", maxConns), zap.String("remote", conn.RemoteAddr().String()))
+			continue
+		}
+		s.conns[conn] = &connState{accepted: time.Now()}
 		s.wg.Add(1)
 		s.mu.Unlock()
+		s.stats.accepted.Add(1)
 		go s.serveConn(conn)
 	}
+}
+
+// connState is what the Server tracks of an open connection.
+type connState struct {
+	accepted time.Time
+	hello    bool // its Hello has been read
+}
+
+// evictOldestWaitingLocked closes the connection that has waited longest
+// for its Hello, if any, to make room for a new one: a collector sends its
+// Hello at once, so at the limit a new connection is a better bet than one
+// that has been silent, and a flood of silent connections cannot lock a
+// collector out for a whole HelloTimeout. Connections past their Hello are
+// never evicted.
+func (s *Server) evictOldestWaitingLocked() bool {
+	var oldest net.Conn
+	var at time.Time
+	for c, st := range s.conns {
+		if !st.hello && (oldest == nil || st.accepted.Before(at)) {
+			oldest, at = c, st.accepted
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	delete(s.conns, oldest)
+	oldest.Close()
+	return true
+}
+
+// helloRead marks conn as past its Hello; it reports false when conn was
+// evicted meanwhile.
+func (s *Server) helloRead(conn net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.conns[conn]
+	if st == nil {
+		return false
+	}
+	st.hello = true
+	return true
 }
 
 func (s *Server) isClosed() bool {
@@ -175,136 +337,4 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("transport: server shutdown: %w", ctx.Err())
 	}
-}
-
-func (s *Server) serveConn(conn net.Conn) {
-	defer s.wg.Done()
-	defer func() {
-		conn.Close()
-		s.mu.Lock()
-		delete(s.conns, conn)
-		s.mu.Unlock()
-	}()
-	log := s.logger().With(zap.String("local", conn.LocalAddr().String()), zap.String("remote", conn.RemoteAddr().String()))
-	if err := s.serveFrames(conn, &log); err != nil {
-		if s.isClosed() {
-			log.Debug("Sidecar connection closed by shutdown", zap.Error(err))
-		} else {
-			log.Warn("Closing sidecar connection", zap.Error(err))
-		}
-		return
-	}
-	log.Debug("Sidecar connection ended by the client")
-}
-
-// serveFrames runs the protocol on conn; nil means the client closed the
-// connection between frames.
-func (s *Server) serveFrames(conn net.Conn, log **zap.Logger) error {
-	in := bufio.NewReaderSize(conn, 64<<10)
-	r := sdp.NewReader(in, s.MaxFrameBytes)
-	h, payload, err := r.Next()
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		return fmt.Errorf("reading Hello: %w", err)
-	}
-	if h.Type != sdp.TypeHello {
-		return fmt.Errorf("first frame has type %d, want Hello (%d)", h.Type, sdp.TypeHello)
-	}
-	var hello sdp.Hello
-	if err := hello.DecodePayload(payload); err != nil {
-		return fmt.Errorf("decoding Hello: %w", err)
-	}
-	if hello.ProtocolVersion != sdp.ProtocolVersion {
-		return fmt.Errorf("the Hello has protocol version %d, want %d", hello.ProtocolVersion, sdp.ProtocolVersion)
-	}
-	if hello.ShardCount == 0 || hello.Shard >= hello.ShardCount {
-		return fmt.Errorf("the Hello has shard %d of %d", hello.Shard, hello.ShardCount)
-	}
-	*log = (*log).With(zap.String("sender", hello.Sender), zap.Uint32("shard", hello.Shard))
-	(*log).Debug("Sidecar connection opened", zap.Uint32("shard_count", hello.ShardCount))
-
-	out := bufio.NewWriterSize(conn, 4<<10)
-	writeTimeout := s.AckWriteTimeout
-	if writeTimeout <= 0 {
-		writeTimeout = DefaultAckWriteTimeout
-	}
-	// Acks of frames handled before a bad one still go out, so that the
-	// client does not send those frames again.
-	defer func() {
-		if out.Buffered() > 0 {
-			conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-			out.Flush()
-		}
-	}()
-	var (
-		f      sdp.ResourceFrame
-		ack    sdp.Ack
-		ackBuf []byte
-		delay  *time.Timer
-	)
-	if s.AckDelay > 0 {
-		delay = time.NewTimer(time.Hour)
-		delay.Stop()
-		defer delay.Stop()
-	}
-	for want := uint64(1); ; want++ {
-		h, payload, err := r.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("reading frame %d: %w", want, err)
-		}
-		if h.Type != sdp.TypeResourceFrame {
-			return fmt.Errorf("frame %d has type %d, want ResourceFrame (%d)", want, h.Type, sdp.TypeResourceFrame)
-		}
-		if err := f.DecodePayload(payload); err != nil {
-			return fmt.Errorf("decoding frame %d: %w", want, err)
-		}
-		if f.Sequence != want {
-			return fmt.Errorf("frame has sequence %d, want %d", f.Sequence, want)
-		}
-		status, detail := s.Handler.HandleFrame(&hello, &f)
-		f.OTLP = nil
-		if delay != nil {
-			delay.Reset(s.AckDelay)
-			select {
-			case <-delay.C:
-			case <-s.quit:
-				return errors.New("server shutting down")
-			}
-		}
-		ack = sdp.Ack{Sequence: want, Status: status, Detail: detail}
-		if ackBuf, err = ack.AppendFrame(ackBuf[:0]); err != nil {
-			return fmt.Errorf("encoding Ack for frame %d: %w", want, err)
-		}
-		if _, err := out.Write(ackBuf); err != nil {
-			return fmt.Errorf("writing Ack for frame %d: %w", want, err)
-		}
-		// Acks of frames that already sit in the read buffer go out together.
-		if !frameBuffered(in) || out.Available() < 512 {
-			if err := conn.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
-				return err
-			}
-			if err := out.Flush(); err != nil {
-				return fmt.Errorf("writing Ack for frame %d: %w", want, err)
-			}
-		}
-	}
-}
-
-// frameBuffered reports whether a whole frame waits in in, so that reading
-// it cannot block.
-func frameBuffered(in *bufio.Reader) bool {
-	if in.Buffered() < sdp.HeaderSize {
-		return false
-	}
-	b, err := in.Peek(sdp.HeaderSize)
-	if err != nil {
-		return false
-	}
-	h, err := sdp.ParseHeader(b)
-	return err != nil || uint64(in.Buffered()) >= sdp.HeaderSize+uint64(h.Length)
 }

@@ -64,7 +64,8 @@ func isReset(err error) bool {
 	return errors.As(err, &op) && !op.Timeout()
 }
 
-var goodHello = sdp.Hello{ProtocolVersion: 1, Sender: "raw", Shard: 0, ShardCount: 1}
+// goodHello opens a connection for testFrame's shard.
+var goodHello = sdp.Hello{ProtocolVersion: 1, Sender: "raw", Shard: 1, ShardCount: 4}
 
 func TestServerClosesOnlyTheBadConnection(t *testing.T) {
 	for _, network := range networks {
@@ -92,7 +93,7 @@ func TestServerClosesOnlyTheBadConnection(t *testing.T) {
 			badVersion := goodHello
 			badVersion.ProtocolVersion = 2
 			badShard := goodHello
-			badShard.Shard = 1
+			badShard.Shard = 4
 			cases := []struct {
 				name     string
 				hello    *sdp.Hello

@@ -1,0 +1,163 @@
+package transport
+
+import (
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/otelcol-sdp/otelcol-sdp/sdp"
+)
+
+// readAcks reads Acks until the connection fails or the sidecar breaks the
+// protocol; errors of the latter kind wrap ErrProtocol.
+func (c *Client) readAcks(conn net.Conn) error {
+	r := sdp.NewReader(conn, sdp.MaxAckFrameSize)
+	var ack sdp.Ack
+	var settled []*batch
+	for {
+		h, payload, err := r.Next()
+		if err != nil {
+			var fse *sdp.FrameSizeError
+			if errors.As(err, &fse) && fse.Header.Type == sdp.TypeAck {
+				return c.oversizedAck(conn, fse)
+			}
+			if isSDPError(err) {
+				return fmt.Errorf("%w: reading Acks: %w", ErrProtocol, err)
+			}
+			return fmt.Errorf("reading Acks: %w", err)
+		}
+		if h.Type != sdp.TypeAck {
+			return fmt.Errorf("%w: sidecar sent a %s frame, want Ack", ErrProtocol, sdp.TypeName(h.Type))
+		}
+		if err := ack.DecodePayload(payload); err != nil {
+			return fmt.Errorf("%w: decoding Ack: %w", ErrProtocol, err)
+		}
+		settled, err = c.handleAck(&ack, settled[:0])
+		if err != nil {
+			return err
+		}
+		callSettled(settled)
+		clear(settled)
+	}
+}
+
+// handleAck settles, returns to the queue or rejects the in-flight frames
+// that ack covers, and returns the batches that it completed.
+func (c *Client) handleAck(ack *sdp.Ack, settled []*batch) ([]*batch, error) {
+	if ack.Status > sdp.AckRejected {
+		return settled, fmt.Errorf("%w: sidecar sent Ack status %d, which the protocol does not define", ErrProtocol, ack.Status)
+	}
+	c.mu.Lock()
+	if ack.Sequence > c.seq {
+		seq := c.seq
+		c.mu.Unlock()
+		return settled, fmt.Errorf("%w: sidecar acknowledged sequence %d but only %d frames were sent", ErrProtocol, ack.Sequence, seq)
+	}
+	now := time.Now()
+	frames, items := 0, 0
+	var retry []*entry
+	var rejectErr error
+	if ack.Status == sdp.AckRejected {
+		rejectErr = fmt.Errorf("%w (shard %d): %s", ErrRejected, c.set.Shard, Truncate(ack.Detail))
+	}
+	for c.inflight.len() > 0 && c.inflight.front().seq <= ack.Sequence {
+		e := c.inflight.pop()
+		frames++
+		items += e.items
+		switch ack.Status {
+		case sdp.AckAccepted:
+			settled = c.settleLocked(e, nil, settled)
+		case sdp.AckRetry:
+			e.seq = 0
+			retry = append(retry, e)
+		case sdp.AckRejected:
+			settled = c.settleLocked(e, rejectErr, settled)
+		}
+	}
+	if frames > 0 {
+		c.lastProgress = now
+		if !c.acked {
+			// The first Ack on a connection, whatever its status, shows
+			// a sidecar that answers: retry waits start over from the
+			// initial backoff, as the dial backoff does after this
+			// session.
+			c.retries = 0
+		}
+		c.acked = true
+	}
+	switch ack.Status {
+	case sdp.AckAccepted:
+		c.retries = 0
+	case sdp.AckRetry:
+		if len(retry) > 0 {
+			all := append(retry, c.pending.drain()...)
+			slices.SortFunc(all, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
+			c.pending.reset(all)
+			c.retryAt = now.Add(c.retryBackoff(c.retries))
+			c.retries++
+		}
+	}
+	c.checkDrainedLocked()
+	c.mu.Unlock()
+
+	c.obs.AckReceived(c.set.Shard, ack.Status, frames)
+	switch ack.Status {
+	case sdp.AckRetry:
+		if frames > 0 {
+			c.log.Debug("Sidecar asked to retry frames later", zap.Int("frames", frames), zap.String("detail", Truncate(ack.Detail)))
+		}
+	case sdp.AckRejected:
+		c.log.Warn("Sidecar rejected frames; they are not retried", zap.Int("frames", frames), zap.Int("items", items), zap.String("detail", Truncate(ack.Detail)))
+	}
+	c.signal()
+	return settled, nil
+}
+
+// oversizedAck handles an Ack frame over sdp.MaxAckFrameSize, a protocol
+// error of the sidecar. The client reads only the Ack's fixed fields (not
+// the detail) to learn which frames it covers, and settles those frames as
+// failed with an error wrapping ErrProtocol instead of sending them again:
+// a sidecar that answers a frame with an over-long Ack would most likely do
+// so every time, and resending would loop. The connection then ends; the
+// frames the Ack does not cover return to the queue.
+func (c *Client) oversizedAck(conn net.Conn, fse *sdp.FrameSizeError) error {
+	cause := fmt.Errorf("%w: %w (sdp.MaxAckFrameSize, the limit for Ack frames)", ErrProtocol, fse)
+	var fixed [13]byte // sequence u64, status u8, detail length u32
+	if _, err := io.ReadFull(conn, fixed[:]); err != nil {
+		return fmt.Errorf("%w; reading its fixed fields: %w", cause, err)
+	}
+	seq := binary.LittleEndian.Uint64(fixed[:])
+	status := sdp.AckStatus(fixed[8])
+	c.mu.Lock()
+	if seq > c.seq {
+		sent := c.seq
+		c.mu.Unlock()
+		return fmt.Errorf("%w; it acknowledges sequence %d but only %d frames were sent", cause, seq, sent)
+	}
+	failErr := fmt.Errorf("%w: the sidecar answered frames up to sequence %d with status %s in an Ack of %d bytes, over the %d-byte limit for Ack frames; the frames are reported failed instead of being sent again",
+		ErrProtocol, seq, status, fse.Size(), sdp.MaxAckFrameSize)
+	var settled []*batch
+	frames, items := 0, 0
+	for c.inflight.len() > 0 && c.inflight.front().seq <= seq {
+		e := c.inflight.pop()
+		frames++
+		items += e.items
+		settled = c.settleLocked(e, failErr, settled)
+	}
+	c.checkDrainedLocked()
+	c.mu.Unlock()
+	if pe, ok := c.obs.(ProtocolObserver); ok && frames > 0 {
+		pe.FramesFailed(c.set.Shard, frames, items)
+	}
+	c.log.Error("Sidecar sent an over-long Ack; the frames it covers are reported failed", zap.Int("frames", frames), zap.Int("items", items),
+		zap.Uint64("ack_bytes", fse.Size()), zap.Int("limit", sdp.MaxAckFrameSize), zap.Stringer("status", status))
+	callSettled(settled)
+	return fmt.Errorf("%w; %d frames it covers were reported failed", cause, frames)
+}

@@ -1,0 +1,208 @@
+package transport
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otelcol-sdp/otelcol-sdp/sdp"
+)
+
+// fakeSidecar answers each frame with answer(name), written as is; it
+// counts the frames and connections it saw.
+type fakeSidecar struct {
+	answer func(name string, seq uint64) []byte
+
+	mu     sync.Mutex
+	frames map[string]int
+	conns  int
+}
+
+func (f *fakeSidecar) serve(t *testing.T, l net.Listener) {
+	var wg sync.WaitGroup
+	var conns []net.Conn
+	var connsMu sync.Mutex
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			connsMu.Lock()
+			conns = append(conns, conn)
+			connsMu.Unlock()
+			f.mu.Lock()
+			f.conns++
+			f.mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer conn.Close()
+				r := sdp.NewReader(conn, 0)
+				if _, _, err := r.Next(); err != nil { // Hello
+					return
+				}
+				var rf sdp.ResourceFrame
+				for {
+					_, payload, err := r.Next()
+					if err != nil || rf.DecodePayload(payload) != nil {
+						return
+					}
+					name := frameName(&rf)
+					f.mu.Lock()
+					f.frames[name]++
+					f.mu.Unlock()
+					if _, err := conn.Write(f.answer(name, rf.Sequence)); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		connsMu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		connsMu.Unlock()
+		wg.Wait()
+	})
+}
+
+func (f *fakeSidecar) count(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.frames[name]
+}
+
+func ackFrame(t *testing.T, a sdp.Ack) []byte {
+	b, err := a.AppendFrame(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// protocolObserved counts what a ProtocolObserver hears.
+type protocolObserved struct {
+	observed
+	mu                         sync.Mutex
+	protocolErrors, failed, fi int
+}
+
+func (p *protocolObserved) ProtocolError(uint32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.protocolErrors++
+}
+
+func (p *protocolObserved) FramesFailed(_ uint32, frames, items int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failed += frames
+	p.fi += items
+}
+
+func TestOverLongAckFailsItsFramesWithoutResending(t *testing.T) {
+	fake := &fakeSidecar{frames: map[string]int{}}
+	fake.answer = func(name string, seq uint64) []byte {
+		if name == "poison" {
+			return ackFrame(t, sdp.Ack{Sequence: seq, Status: sdp.AckRejected, Detail: strings.Repeat("e", 70_000)})
+		}
+		return ackFrame(t, sdp.Ack{Sequence: seq})
+	}
+	l, endpoint := listen(t, "unix")
+	fake.serve(t, l)
+	obs := &protocolObserved{}
+	c := startClient(t, testSettings(t, endpoint, obs))
+
+	set := newSettledSet(3)
+	sendRetrying(t, c, []Frame{testFrame(t, "before", 10)}, set.callback(t, 0))
+	eventually(t, 5*time.Second, "the first frame", func() bool { return fake.count("before") == 1 })
+	sendRetrying(t, c, []Frame{testFrame(t, "poison", 10)}, set.callback(t, 1))
+	sendRetrying(t, c, []Frame{testFrame(t, "after", 10)}, set.callback(t, 2))
+	errs := set.wait(t, 10*time.Second)
+	if errs[0] != nil || errs[2] != nil {
+		t.Errorf("good frames settled with %v and %v", errs[0], errs[2])
+	}
+	err := errs[1]
+	if !errors.Is(err, ErrProtocol) || errors.Is(err, ErrRejected) {
+		t.Fatalf("the frame answered with an over-long Ack settled with %v, want ErrProtocol", err)
+	}
+	for _, want := range []string{"70023 bytes", "65536-byte limit for Ack frames"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	// Give a resend loop the time to show.
+	time.Sleep(200 * time.Millisecond)
+	if n := fake.count("poison"); n != 1 {
+		t.Errorf("the frame was sent %d times, want once", n)
+	}
+	obs.mu.Lock()
+	if obs.protocolErrors != 1 || obs.failed != 1 || obs.fi != 3 {
+		t.Errorf("observer: %d protocol errors, %d frames (%d items) failed; want 1, 1, 3", obs.protocolErrors, obs.failed, obs.fi)
+	}
+	obs.mu.Unlock()
+	if err := shutdownClient(t, c, 5*time.Second); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestNewClientRefusesASenderOverTheHelloLimit(t *testing.T) {
+	s := testSettings(t, "unix:///tmp/x.sock", nil)
+	s.Sender = strings.Repeat("s", sdp.MaxHelloSenderSize)
+	if _, err := NewClient(s); err != nil {
+		t.Fatalf("the longest sender: %v", err)
+	}
+	s.Sender += "s"
+	_, err := NewClient(s)
+	if err == nil || !strings.Contains(err.Error(), "4096-byte limit for Hello frames") {
+		t.Errorf("NewClient with a sender one byte too long: %v", err)
+	}
+}
+
+func TestIdleCloseIsQuietAndTheClientCarriesOn(t *testing.T) {
+	rec := newRecorder(nil)
+	l, endpoint := listen(t, "unix")
+	srv := &Server{Handler: rec, IdleTimeout: 250 * time.Millisecond}
+	serve(t, srv, l)
+	core, logs := observer.New(zapcore.InfoLevel)
+	s := testSettings(t, endpoint, nil)
+	s.Logger = zap.New(core)
+	h := &healthy{t: t, c: startClient(t, s), rec: rec}
+	h.send("first")
+	eventually(t, 5*time.Second, "an idle close", func() bool { return srv.Stats().IdleTimeouts >= 1 })
+	h.send("second")
+	h.check()
+	if n := logs.FilterLevelExact(zapcore.WarnLevel).Len(); n != 0 {
+		t.Errorf("%d warnings for idle closes: %v", n, logs.FilterLevelExact(zapcore.WarnLevel).All()[0].Message)
+	}
+	if logs.FilterMessageSnippet("nothing in flight").Len() == 0 {
+		t.Error("the idle close was not logged at info level")
+	}
+}
+
+func TestDialFailuresAreWarnedRateLimited(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	s := testSettings(t, "unix://"+t.TempDir()+"/nobody.sock", nil)
+	s.Logger = zap.New(core)
+	c := startClient(t, s)
+	eventually(t, 5*time.Second, "several dial attempts", func() bool { return logs.FilterMessageSnippet("Cannot connect").Len() >= 5 })
+	if err := shutdownClient(t, c, 10*time.Millisecond); err != nil {
+		t.Error(err)
+	}
+	if n := logs.FilterMessageSnippet("Cannot connect").FilterLevelExact(zapcore.WarnLevel).Len(); n != 1 {
+		t.Errorf("%d warnings within the first 10 s of failures, want 1", n)
+	}
+}

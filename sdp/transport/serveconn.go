@@ -1,0 +1,329 @@
+package transport
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/otelcol-sdp/otelcol-sdp/sdp"
+)
+
+// maxPendingAcks bounds the Acks a connection holds back while it reads
+// frames that are already buffered, so that they go out in one write.
+const maxPendingAcks = 256
+
+// connError is why a connection ended; kind says which counter it feeds.
+type connError struct {
+	kind connErrorKind
+	err  error
+}
+
+type connErrorKind uint8
+
+const (
+	connFailed connErrorKind = iota // the connection itself failed (reset, write timeout)
+	connProtocol
+	connHelloTimeout
+	connIdleTimeout
+)
+
+func (e *connError) Error() string { return e.err.Error() }
+func (e *connError) Unwrap() error { return e.err }
+
+func protocolError(format string, args ...any) error {
+	return &connError{kind: connProtocol, err: fmt.Errorf(format, args...)}
+}
+
+// readFailure classifies an error of reading a frame.
+func readFailure(err error, timeout connErrorKind, what string) error {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return &connError{kind: timeout, err: fmt.Errorf("%s: %w", what, err)}
+	case errors.Is(err, sdp.ErrUnexpectedEnd) && errors.Is(err, io.ErrUnexpectedEOF):
+		// The peer went away inside a frame.
+		return &connError{kind: connFailed, err: fmt.Errorf("%s: %w", what, err)}
+	case isSDPError(err):
+		return &connError{kind: connProtocol, err: fmt.Errorf("%s: %w", what, err)}
+	}
+	return &connError{kind: connFailed, err: fmt.Errorf("%s: %w", what, err)}
+}
+
+func isSDPError(err error) bool {
+	for _, s := range []error{sdp.ErrBadMagic, sdp.ErrBadVersion, sdp.ErrUnknownType, sdp.ErrTooLarge, sdp.ErrInvalidData, sdp.ErrInvalidUTF8, sdp.ErrArrayTooLarge, sdp.ErrTooManyElements} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) serveConn(conn net.Conn) {
+	defer s.wg.Done()
+	evicted := false
+	defer func() {
+		conn.Close()
+		s.mu.Lock()
+		if st := s.conns[conn]; st != nil {
+			delete(s.conns, conn)
+		} else {
+			evicted = true
+		}
+		s.mu.Unlock()
+		if evicted {
+			s.stats.evicted.Add(1)
+		}
+	}()
+	log := s.logger().With(zap.String("local", conn.LocalAddr().String()), zap.String("remote", conn.RemoteAddr().String()))
+	err := s.serveFrames(conn, &log)
+	if err == nil {
+		log.Debug("Sidecar connection ended by the client")
+		return
+	}
+	if s.isClosed() {
+		log.Debug("Sidecar connection closed by shutdown", zap.Error(err))
+		return
+	}
+	if !s.stillTracked(conn) {
+		s.refusedLog.warn(log, "Closed a sidecar connection that had not sent its Hello, to make room at the connection limit", zap.Error(err))
+		return
+	}
+	var ce *connError
+	kind := connFailed
+	if errors.As(err, &ce) {
+		kind = ce.kind
+	}
+	switch kind {
+	case connProtocol:
+		s.stats.protocolErrors.Add(1)
+		s.protocolLog.warn(log, "Closing sidecar connection: the peer broke the protocol", zap.Error(err))
+	case connHelloTimeout:
+		s.stats.helloTimeouts.Add(1)
+		s.protocolLog.warn(log, "Closing sidecar connection: no Hello within the Hello timeout", zap.Error(err))
+	case connIdleTimeout:
+		s.stats.idleTimeouts.Add(1)
+		log.Info("Closing idle sidecar connection", zap.Error(err))
+	default:
+		s.failLog.warn(log, "Sidecar connection failed", zap.Error(err))
+	}
+}
+
+// stillTracked reports whether conn is still among the Server's
+// connections, that is, was not evicted.
+func (s *Server) stillTracked(conn net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns[conn] != nil
+}
+
+// readHello reads the first frame of a connection, which must be a Hello,
+// under sdp.MaxHelloFrameSize and without buffering beyond it.
+func readHello(conn net.Conn) (sdp.Hello, error) {
+	var hello sdp.Hello
+	var header [sdp.HeaderSize]byte
+	if _, err := io.ReadFull(conn, header[:]); err != nil {
+		if errors.Is(err, io.EOF) {
+			return hello, io.EOF
+		}
+		return hello, helloFailure(err)
+	}
+	h, err := sdp.ParseHeader(header[:])
+	if err != nil {
+		return hello, protocolError("reading Hello: %w", err)
+	}
+	if h.Type != sdp.TypeHello {
+		return hello, protocolError("first frame is a %s, want Hello", sdp.TypeName(h.Type))
+	}
+	if uint64(h.Length) > sdp.MaxHelloFrameSize-sdp.HeaderSize {
+		return hello, protocolError("reading Hello: %w (sdp.MaxHelloFrameSize, the limit for a connection's first frame)",
+			&sdp.FrameSizeError{Header: h, Limit: sdp.MaxHelloFrameSize})
+	}
+	payload := make([]byte, h.Length)
+	if _, err := io.ReadFull(conn, payload); err != nil {
+		return hello, helloFailure(err)
+	}
+	if err := hello.DecodePayload(payload); err != nil {
+		return hello, protocolError("decoding Hello: %w", err)
+	}
+	if hello.ProtocolVersion != sdp.ProtocolVersion {
+		return hello, protocolError("the Hello has protocol version %d, want %d", hello.ProtocolVersion, sdp.ProtocolVersion)
+	}
+	if hello.ShardCount == 0 || hello.Shard >= hello.ShardCount {
+		return hello, protocolError("the Hello has shard %d of %d", hello.Shard, hello.ShardCount)
+	}
+	return hello, nil
+}
+
+// helloFailure classifies an error of reading the Hello: a timeout, or else
+// a peer that did not open the connection properly (a failed TLS
+// handshake, a reset, a stream that ends inside the Hello), which counts
+// as a protocol error.
+func helloFailure(err error) error {
+	err = readFailure(err, connHelloTimeout, "reading Hello")
+	if ce := err.(*connError); ce.kind == connFailed {
+		ce.kind = connProtocol
+	}
+	return err
+}
+
+type pendingAck struct {
+	seq    uint64
+	status sdp.AckStatus
+	detail string
+}
+
+// serveFrames runs the protocol on conn; nil means the client closed the
+// connection between frames.
+func (s *Server) serveFrames(conn net.Conn, log **zap.Logger) error {
+	if err := conn.SetReadDeadline(time.Now().Add(orDefault(s.HelloTimeout, DefaultHelloTimeout))); err != nil {
+		return err
+	}
+	hello, err := readHello(conn)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return err
+	}
+	if !s.helloRead(conn) {
+		return errors.New("evicted before its Hello at the connection limit")
+	}
+	*log = (*log).With(zap.String("sender", Truncate(hello.Sender)), zap.Uint32("shard", hello.Shard))
+	(*log).Debug("Sidecar connection opened", zap.Uint32("shard_count", hello.ShardCount))
+
+	idle := orDefault(s.IdleTimeout, DefaultIdleTimeout)
+	writeTimeout := orDefault(s.AckWriteTimeout, DefaultAckWriteTimeout)
+	in := bufio.NewReaderSize(conn, 64<<10)
+	r := sdp.NewReader(in, s.MaxFrameBytes)
+	out := bufio.NewWriterSize(conn, 4<<10)
+	syncer, _ := s.Handler.(Syncer)
+	var (
+		pending []pendingAck
+		ackBuf  []byte
+	)
+	// flush sends the pending Acks, after Sync when they accept frames.
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		if syncer != nil {
+			accepted := false
+			for _, a := range pending {
+				accepted = accepted || a.status == sdp.AckAccepted
+			}
+			if accepted {
+				if err := syncer.Sync(&hello); err != nil {
+					detail := "syncing accepted frames to stable storage failed: " + err.Error()
+					(*log).Warn("Sync failed; the frames are answered with retry", zap.Error(err))
+					for i := range pending {
+						if pending[i].status == sdp.AckAccepted {
+							pending[i].status, pending[i].detail = sdp.AckRetry, detail
+						}
+					}
+				}
+			}
+		}
+		for _, a := range pending {
+			ack := sdp.Ack{Sequence: a.seq, Status: a.status, Detail: truncate(a.detail, sdp.MaxAckDetailSize)}
+			var err error
+			if ackBuf, err = ack.AppendFrame(ackBuf[:0]); err != nil {
+				return fmt.Errorf("encoding Ack for frame %d: %w", a.seq, err)
+			}
+			if _, err := out.Write(ackBuf); err != nil {
+				return fmt.Errorf("writing Ack for frame %d: %w", a.seq, err)
+			}
+		}
+		last := pending[len(pending)-1].seq
+		clear(pending)
+		pending = pending[:0]
+		if err := conn.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
+			return err
+		}
+		if err := out.Flush(); err != nil {
+			return fmt.Errorf("writing Acks up to frame %d: %w", last, err)
+		}
+		return nil
+	}
+	// Acks of frames handled before a bad one still go out, so that the
+	// client does not send those frames again.
+	defer func() {
+		if err := flush(); err != nil {
+			(*log).Debug("Could not send the last Acks", zap.Error(err))
+		}
+	}()
+
+	var (
+		f     sdp.ResourceFrame
+		delay *time.Timer
+	)
+	if s.AckDelay > 0 {
+		delay = time.NewTimer(time.Hour)
+		delay.Stop()
+		defer delay.Stop()
+	}
+	for want := uint64(1); ; want++ {
+		if !frameBuffered(in) {
+			if err := conn.SetReadDeadline(time.Now().Add(idle)); err != nil {
+				return err
+			}
+		}
+		h, payload, err := r.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return readFailure(err, connIdleTimeout, fmt.Sprintf("reading frame %d", want))
+		}
+		if h.Type != sdp.TypeResourceFrame {
+			return protocolError("frame %d is a %s, want ResourceFrame", want, sdp.TypeName(h.Type))
+		}
+		if err := f.DecodePayload(payload); err != nil {
+			return protocolError("decoding frame %d: %w", want, err)
+		}
+		if f.Sequence != want {
+			return protocolError("frame has sequence %d, want %d", f.Sequence, want)
+		}
+		if f.Signal < 1 || f.Signal > 4 {
+			return protocolError("frame %d has signal %d; the schema defines 1 traces, 2 metrics, 3 logs and 4 profiles", want, f.Signal)
+		}
+		if f.Shard != hello.Shard {
+			return protocolError("frame %d has shard %d, but the connection's Hello is for shard %d of %d", want, f.Shard, hello.Shard, hello.ShardCount)
+		}
+		status, detail := s.Handler.HandleFrame(&hello, &f)
+		f.OTLP = nil
+		if delay != nil {
+			delay.Reset(s.AckDelay)
+			select {
+			case <-delay.C:
+			case <-s.quit:
+				return errors.New("server shutting down")
+			}
+		}
+		pending = append(pending, pendingAck{seq: want, status: status, detail: detail})
+		// Acks of frames that already sit in the read buffer go out together.
+		if !frameBuffered(in) || len(pending) >= maxPendingAcks {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// frameBuffered reports whether a whole frame waits in in, so that reading
+// it cannot block.
+func frameBuffered(in *bufio.Reader) bool {
+	if in.Buffered() < sdp.HeaderSize {
+		return false
+	}
+	b, err := in.Peek(sdp.HeaderSize)
+	if err != nil {
+		return false
+	}
+	h, err := sdp.ParseHeader(b)
+	return err != nil || uint64(in.Buffered()) >= sdp.HeaderSize+uint64(h.Length)
+}
