@@ -28,7 +28,22 @@ const (
 	outcomeMalformed        = "malformed"
 )
 
-var outcomes = [...]string{outcomePassed, outcomeDiverted, outcomeRefusedRetryable, outcomeRefusedPermanent, outcomeMalformed}
+// Indexes of the outcomes in outcomes and in the metric options.
+const (
+	passed = iota
+	diverted
+	refusedRetryable
+	refusedPermanent
+	malformed
+)
+
+var outcomes = [...]string{
+	passed:           outcomePassed,
+	diverted:         outcomeDiverted,
+	refusedRetryable: outcomeRefusedRetryable,
+	refusedPermanent: outcomeRefusedPermanent,
+	malformed:        outcomeMalformed,
+}
 
 // signals indexes per-signal tables: otlpwire.Signal - 1.
 const signals = 3
@@ -61,17 +76,18 @@ type wireStage struct {
 	chains [signals]atomic.Pointer[chain]
 
 	// Metric options built once: by signal, and by signal and outcome.
-	sigOpts     [signals]metric.AddOption
-	outcomeOpts [signals][len(outcomes)]metric.AddOption
+	// Slices, passed on with ..., so that recording allocates nothing.
+	sigOpts     [signals][]metric.AddOption
+	outcomeOpts [signals][len(outcomes)][]metric.AddOption
 
 	calls sync.Pool
 }
 
 var (
-	_ extension.Extension              = (*wireStage)(nil)
-	_ extensionmiddleware.HTTPServer   = (*wireStage)(nil)
-	_ extensionmiddleware.GRPCServer   = (*wireStage)(nil)
-	_ registrar                        = (*wireStage)(nil)
+	_ extension.Extension            = (*wireStage)(nil)
+	_ extensionmiddleware.HTTPServer = (*wireStage)(nil)
+	_ extensionmiddleware.GRPCServer = (*wireStage)(nil)
+	_ registrar                      = (*wireStage)(nil)
 )
 
 func newWireStage(set extension.Settings, cfg *Config) (*wireStage, error) {
@@ -92,9 +108,9 @@ func newWireStage(set extension.Settings, cfg *Config) (*wireStage, error) {
 	ext := attribute.String("extension", set.ID.String())
 	for s := range signals {
 		sig := attribute.String("otel.signal", otlpwire.Signal(s+1).String())
-		w.sigOpts[s] = metric.WithAttributeSet(attribute.NewSet(ext, sig))
+		w.sigOpts[s] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(ext, sig))}
 		for o, name := range outcomes {
-			w.outcomeOpts[s][o] = metric.WithAttributeSet(attribute.NewSet(ext, sig, attribute.String("outcome", name)))
+			w.outcomeOpts[s][o] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(ext, sig, attribute.String("outcome", name)))}
 		}
 	}
 	w.calls.New = func() any { return new(call) }
@@ -206,19 +222,19 @@ func (w *wireStage) run(ctx context.Context, sig otlpwire.Signal, body []byte, c
 	// stage, and must not be half counted or half forwarded.
 	items, err := req.ItemCount()
 	if err != nil {
-		w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][4])
+		w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][malformed]...)
 		return result{body: body}
 	}
-	w.tb.ExtensionWirestageItems.Add(ctx, int64(items), w.sigOpts[s])
+	w.tb.ExtensionWirestageItems.Add(ctx, int64(items), w.sigOpts[s]...)
 	cur, flip := body, 0
 	for i, e := range ch.entries {
 		res, err := e.stage.ProcessRequest(ctx, otlpwire.NewRequest(sig, cur))
 		if err != nil {
-			o := 2
+			o := refusedRetryable
 			if consumererror.IsPermanent(err) {
-				o = 3
+				o = refusedPermanent
 			}
-			w.tb.ExtensionWirestageRequests.Add(context.WithoutCancel(ctx), 1, w.outcomeOpts[s][o])
+			w.tb.ExtensionWirestageRequests.Add(context.WithoutCancel(ctx), 1, w.outcomeOpts[s][o]...)
 			return result{err: fmt.Errorf("%s: %w", e.id, err)}
 		}
 		if !res.Divert {
@@ -228,23 +244,23 @@ func (w *wireStage) run(ctx context.Context, sig otlpwire.Signal, body []byte, c
 		if err != nil {
 			// Cannot happen after the validation above; refuse rather
 			// than decode something else than what was staged.
-			w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][3])
+			w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][refusedPermanent]...)
 			return result{err: consumererror.NewPermanent(fmt.Errorf("%s: %w", e.id, err))}
 		}
 		c.bufs[flip] = next
 		cur, flip = next, 1-flip
 		if len(cur) == 0 {
 			// Nothing stays: the later stages would see nothing.
-			w.tb.ExtensionWirestageDivertedItems.Add(ctx, int64(items), w.sigOpts[s])
-			w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][1])
+			w.tb.ExtensionWirestageDivertedItems.Add(ctx, int64(items), w.sigOpts[s]...)
+			w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][diverted]...)
 			return result{body: cur[:0:0], ran: &ran{ids: ch.ids[: i+1 : i+1]}}
 		}
 	}
 	if len(cur) != len(body) {
 		left, _ := otlpwire.NewRequest(sig, cur).ItemCount()
-		w.tb.ExtensionWirestageDivertedItems.Add(ctx, int64(items-left), w.sigOpts[s])
+		w.tb.ExtensionWirestageDivertedItems.Add(ctx, int64(items-left), w.sigOpts[s]...)
 	}
-	w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][0])
+	w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][passed]...)
 	return result{body: cur, ran: &ran{ids: ch.ids}}
 }
 

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
@@ -63,9 +64,9 @@ type rig struct {
 	grpcAddr string
 	httpURL  string
 
-	mu    sync.Mutex
-	seen  []seen
-	sink  consumertest.TracesSink
+	mu   sync.Mutex
+	seen []seen
+	sink consumertest.TracesSink
 }
 
 func freeAddr(t *testing.T) string {
@@ -225,4 +226,10 @@ func (r *rig) requestsWith(outcome string) int64 {
 		}
 	}
 	return n
+}
+
+func settingsFor(t *testing.T) extension.Settings {
+	set := extensiontest.NewNopSettings(extID.Type())
+	set.ID = extID
+	return set
 }
