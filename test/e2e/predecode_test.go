@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -437,4 +438,44 @@ func TestPreDecodeStage(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPreDecodeRefusesStageBehindBatch starts the distribution with a
+// pipeline in which batch (which detaches the request context) precedes
+// sdpshard: the Collector must refuse to start and say what to change.
+func TestPreDecodeRefusesStageBehindBatch(t *testing.T) {
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`
+receivers:
+  otlp:
+    protocols:
+      grpc: {endpoint: "%s", middlewares: [{id: wirestage}]}
+processors:
+  batch: {}
+  sdpshard: {endpoints: ["unix://%s/none.sock"]}
+exporters:
+  debug: {}
+extensions:
+  wirestage: {stages: [sdpshard]}
+service:
+  extensions: [wirestage]
+  telemetry: {metrics: {level: none}}
+  pipelines:
+    traces: {receivers: [otlp], processors: [batch, sdpshard], exporters: [debug]}
+`, freePort(t), dir)
+	path := filepath.Join(dir, "collector.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, testbin.Path(t, testbin.CollectorEnv), "--config", path).CombinedOutput()
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("the Collector did not refuse to start (err %v, ctx %v):\n%s", err, ctx.Err(), tailString(string(out), 20))
+	}
+	for _, want := range []string{"sdpshard comes after batch", "put sdpshard before batch"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the start error does not say %q:\n%s", want, tailString(string(out), 20))
+		}
+	}
 }
