@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -110,6 +111,17 @@ func (r *rig) startReceiver() {
 			return td, nil
 		}, processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}))
 	require.NoError(t, err)
+	f, set, cfg := r.receiverConfig()
+	recv, err := f.CreateTraces(context.Background(), set, cfg, next)
+	require.NoError(t, err)
+	require.NoError(t, recv.Start(context.Background(), r.host))
+	t.Cleanup(func() { require.NoError(t, recv.Shutdown(context.Background())) })
+}
+
+// receiverConfig picks the receiver's addresses and returns its factory,
+// settings and a configuration that uses the extension on both protocols.
+func (r *rig) receiverConfig() (receiver.Factory, receiver.Settings, component.Config) {
+	t := r.t
 	r.grpcAddr, r.httpURL = freeAddr(t), "http://"+freeAddr(t)
 	f := otlpreceiver.NewFactory()
 	cfg := f.CreateDefaultConfig()
@@ -121,10 +133,7 @@ func (r *rig) startReceiver() {
 	}).Unmarshal(&cfg))
 	set := receivertest.NewNopSettings(f.Type())
 	set.TelemetrySettings = r.tel.NewTelemetrySettings()
-	recv, err := f.CreateTraces(context.Background(), set, cfg, next)
-	require.NoError(t, err)
-	require.NoError(t, recv.Start(context.Background(), r.host))
-	t.Cleanup(func() { require.NoError(t, recv.Shutdown(context.Background())) })
+	return f, set, cfg
 }
 
 func (r *rig) seenBatches() []seen {
@@ -156,8 +165,17 @@ func marshal(t *testing.T, td ptrace.Traces) []byte {
 	return b
 }
 
+// postTo sends a protobuf body to path.
+func (r *rig) postTo(path string, body []byte) (*http.Response, []byte) {
+	return r.send(path, "application/x-protobuf", body, false)
+}
+
 // post sends body to /v1/traces and returns the response with its body read.
 func (r *rig) post(contentType string, body []byte, gz bool) (*http.Response, []byte) {
+	return r.send("/v1/traces", contentType, body, gz)
+}
+
+func (r *rig) send(path, contentType string, body []byte, gz bool) (*http.Response, []byte) {
 	t := r.t
 	if gz {
 		var buf bytes.Buffer
@@ -166,7 +184,7 @@ func (r *rig) post(contentType string, body []byte, gz bool) (*http.Response, []
 		require.NoError(t, w.Close())
 		body = buf.Bytes()
 	}
-	req, err := http.NewRequest(http.MethodPost, r.httpURL+"/v1/traces", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, r.httpURL+path, bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", contentType)
 	if gz {
