@@ -25,6 +25,11 @@ const (
 
 const protobufContentType = "application/x-protobuf"
 
+// maxSizeHint bounds the buffer allocated up front from Content-Length,
+// which the client chooses; larger bodies grow as they are read (the
+// receiver's max_request_body_size still applies).
+const maxSizeHint = 16 << 20
+
 // GetHTTPHandler wraps the otlp receiver's HTTP handler. confighttp applies
 // middlewares inside its decompression, so the body read here is the
 // decompressed request.
@@ -47,7 +52,12 @@ func (h *httpStage) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	c := h.w.getCall()
 	defer h.w.putCall(c)
-	body, err := readBody(r.Body, c.bufs[0][:0])
+	buf := c.bufs[0][:0]
+	if n := r.ContentLength; n > 0 && n <= maxSizeHint && int(n) > cap(buf) {
+		// Uncompressed bodies announce their size; compressed ones grow.
+		buf = make([]byte, 0, n+1)
+	}
+	body, err := readBody(r.Body, buf)
 	c.bufs[0] = body
 	_ = r.Body.Close()
 	if err != nil {
