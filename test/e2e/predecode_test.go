@@ -64,6 +64,7 @@ processors:
     max_frame_bytes: 4096
     queue_bytes: 8192
 exporters:
+  debug: {}
   otlphttp/divert: {traces_endpoint: "{{sink}}/divert/v1/traces", compression: none}
   otlphttp/tee: {traces_endpoint: "{{sink}}/tee/v1/traces", compression: none}
   otlphttp/plain: {traces_endpoint: "{{sink}}/plain/v1/traces", compression: none}
@@ -87,6 +88,8 @@ service:
         - pull: {exporter: {prometheus: {host: "127.0.0.1", port: {{metrics_port}}}}}
   pipelines:
     traces/divert: {receivers: [otlp/divert], processors: [wirecount/divert, sdpshard/divert], exporters: [otlphttp/divert]}
+    logs/divert: {receivers: [otlp/divert], processors: [wirecount/divert, sdpshard/divert], exporters: [debug]}
+    metrics/divert: {receivers: [otlp/divert], processors: [wirecount/divert, sdpshard/divert], exporters: [debug]}
     traces/tee: {receivers: [otlp/tee], processors: [wirecount/tee, sdpshard/tee], exporters: [otlphttp/tee]}
     traces/plain: {receivers: [otlp/plain], processors: [wirecount/plain], exporters: [otlphttp/plain]}
     traces/stall: {receivers: [otlp/stall], processors: [sdpshard/stall], exporters: [otlphttp/stall]}
@@ -360,6 +363,8 @@ func TestPreDecodeStage(t *testing.T) {
 			t.Errorf("the divert pipeline exported %d spans; everything was diverted", spanCount(got))
 		}
 	})
+
+	t.Run("divert_logs_and_metrics", func(t *testing.T) { divertLogsAndMetrics(t, p) })
 
 	t.Run("tee", func(t *testing.T) {
 		batches := batchesFor("t")
