@@ -87,7 +87,9 @@ type grpcCall struct {
 	pending *pending
 }
 
-type grpcCallKey struct{}
+// grpcCallKey is the context key of one extension's grpcCall: per
+// extension, so that two extensions on one server never take each other's.
+type grpcCallKey struct{ g *grpcStage }
 
 // GetGRPCServerOptions returns the codec, stats handler and interceptor
 // that run the stages on the otlp receiver's gRPC server.
@@ -129,7 +131,7 @@ func (g *grpcStage) Unmarshal(data mem.BufferSlice, v any) error {
 func (g *grpcStage) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
 	switch info.FullMethodName {
 	case methodTraces, methodMetrics, methodLogs:
-		return context.WithValue(ctx, grpcCallKey{}, &grpcCall{})
+		return context.WithValue(ctx, grpcCallKey{g}, &grpcCall{})
 	}
 	return ctx
 }
@@ -141,13 +143,13 @@ func (g *grpcStage) HandleRPC(ctx context.Context, s stats.RPCStats) {
 		if !ok {
 			return
 		}
-		if gc, _ := ctx.Value(grpcCallKey{}).(*grpcCall); gc != nil {
+		if gc, _ := ctx.Value(grpcCallKey{g}).(*grpcCall); gc != nil {
 			gc.pending = p.(*pending)
 		} else {
 			p.(*pending).buf.Free()
 		}
 	case *stats.End:
-		if gc, _ := ctx.Value(grpcCallKey{}).(*grpcCall); gc != nil && gc.pending != nil {
+		if gc, _ := ctx.Value(grpcCallKey{g}).(*grpcCall); gc != nil && gc.pending != nil {
 			gc.pending.buf.Free()
 			gc.pending = nil
 		}
@@ -159,7 +161,7 @@ func (g *grpcStage) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.C
 func (g *grpcStage) HandleConn(context.Context, stats.ConnStats) {}
 
 func (g *grpcStage) intercept(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	gc, _ := ctx.Value(grpcCallKey{}).(*grpcCall)
+	gc, _ := ctx.Value(grpcCallKey{g}).(*grpcCall)
 	if gc == nil || gc.pending == nil {
 		return handler(ctx, req)
 	}

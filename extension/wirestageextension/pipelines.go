@@ -50,6 +50,13 @@ func checkPipelines(self component.ID, stages []component.ID, conf *confmap.Conf
 	if len(users) == 0 {
 		return nil
 	}
+	var errs []error
+	for _, id := range sortedKeys(users) {
+		if others := users[id]; len(others) > 0 {
+			errs = append(errs, fmt.Errorf("%w: receiver %s lists %s and %s in the same middlewares; use one wirestage per server and list all the stages in it",
+				ErrPipelineOrder, id, self, strings.Join(others, ", ")))
+		}
+	}
 	var pipelines map[string]pipelineConfig
 	sub, err := conf.Sub("service::pipelines")
 	if err != nil {
@@ -68,7 +75,6 @@ func checkPipelines(self component.ID, stages []component.ID, conf *confmap.Conf
 	}
 	sort.Strings(names)
 
-	var errs []error
 	// fed[signal][stage] reports whether the stage is in a pipeline of the
 	// signal fed by a receiver using the extension; in[signal][stage]
 	// whether it is in any pipeline of the signal.
@@ -84,7 +90,7 @@ func checkPipelines(self component.ID, stages []component.ID, conf *confmap.Conf
 				in[signal][proc] = true
 			}
 		}
-		if !slices.ContainsFunc(p.Receivers, func(r string) bool { return users[r] }) {
+		if !slices.ContainsFunc(p.Receivers, func(r string) bool { _, ok := users[r]; return ok }) {
 			continue
 		}
 		first, last := "", -1
@@ -129,46 +135,60 @@ func transparent(id string) bool {
 }
 
 // receiversUsing returns the IDs of the receivers whose configuration names
-// the extension in a middlewares list.
-func receiversUsing(ext string, receivers any) map[string]bool {
-	users := map[string]bool{}
+// the extension in a middlewares list, each with the other wirestage
+// extensions named in the same lists.
+func receiversUsing(ext string, receivers any) map[string][]string {
+	users := map[string][]string{}
 	m, _ := receivers.(map[string]any)
 	for id, cfg := range m {
-		if namesMiddleware(ext, cfg) {
-			users[id] = true
+		if found, others := namesMiddleware(ext, cfg); found {
+			users[id] = others
 		}
 	}
 	return users
 }
 
-func namesMiddleware(ext string, v any) bool {
+// namesMiddleware reports whether a middlewares list under v names ext,
+// and which other wirestage extensions those lists name.
+func namesMiddleware(ext string, v any) (found bool, others []string) {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, sub := range v {
-			if k == "middlewares" {
-				list, _ := sub.([]any)
-				for _, item := range list {
-					if mw, ok := item.(map[string]any); ok && fmt.Sprint(mw["id"]) == ext {
-						return true
-					}
-				}
+			if k != "middlewares" {
+				f, o := namesMiddleware(ext, sub)
+				found, others = found || f, append(others, o...)
 				continue
 			}
-			if namesMiddleware(ext, sub) {
-				return true
+			list, _ := sub.([]any)
+			var wirestages []string
+			here := false
+			for _, item := range list {
+				mw, ok := item.(map[string]any)
+				if !ok {
+					continue
+				}
+				id := fmt.Sprint(mw["id"])
+				switch typ, _, _ := strings.Cut(id, "/"); {
+				case id == ext:
+					here = true
+				case typ == "wirestage":
+					wirestages = append(wirestages, id)
+				}
+			}
+			if here {
+				found, others = true, append(others, wirestages...)
 			}
 		}
 	case []any:
 		for _, sub := range v {
-			if namesMiddleware(ext, sub) {
-				return true
-			}
+			f, o := namesMiddleware(ext, sub)
+			found, others = found || f, append(others, o...)
 		}
 	}
-	return false
+	return found, others
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

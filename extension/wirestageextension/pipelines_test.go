@@ -74,6 +74,21 @@ func TestCheckPipelines(t *testing.T) {
 	}
 }
 
+func TestCheckPipelinesRefusesTwoWirestagesOnOneServer(t *testing.T) {
+	conf := confFromYAML(t, `
+receivers:
+  otlp:
+    protocols:
+      grpc: {middlewares: [{id: wirestage}, {id: wirestage/second}]}
+service:
+  pipelines:
+    traces: {receivers: [otlp], processors: [sdpshard], exporters: [debug]}
+`)
+	err := checkPipelines(component.MustNewID("wirestage"), []component.ID{component.MustNewID("sdpshard")}, conf)
+	require.ErrorIs(t, err, ErrPipelineOrder)
+	assert.ErrorContains(t, err, "receiver otlp lists wirestage and wirestage/second")
+}
+
 func TestCheckPipelinesIgnoresUnusedExtension(t *testing.T) {
 	conf := confFromYAML(t, `
 receivers:
