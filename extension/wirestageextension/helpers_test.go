@@ -159,7 +159,7 @@ func traces(spans int, names ...string) ptrace.Traces {
 	return td
 }
 
-func marshal(t *testing.T, td ptrace.Traces) []byte {
+func marshal(t testing.TB, td ptrace.Traces) []byte {
 	b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
 	require.NoError(t, err)
 	return b
@@ -246,7 +246,7 @@ func (r *rig) requestsWith(outcome string) int64 {
 	return n
 }
 
-func settingsFor(t *testing.T) extension.Settings {
+func settingsFor(testing.TB) extension.Settings {
 	set := extensiontest.NewNopSettings(extID.Type())
 	set.ID = extID
 	return set
