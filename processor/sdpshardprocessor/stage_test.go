@@ -47,6 +47,12 @@ func newStageHost(t *testing.T, divertAll bool) (*stageHost, extensionmiddleware
 // with the request context to the processor.
 func serveLikeReceiver(t *testing.T, mw extensionmiddleware.HTTPServer, p processor.Traces, td ptrace.Traces) int {
 	t.Helper()
+	code, _ := serveLikeReceiverCtx(t, context.Background(), mw, p, td)
+	return code
+}
+
+func serveLikeReceiverCtx(t *testing.T, ctx context.Context, mw extensionmiddleware.HTTPServer, p processor.Traces, td ptrace.Traces) (int, http.Header) {
+	t.Helper()
 	wrap, err := mw.GetHTTPHandler(context.Background())
 	require.NoError(t, err)
 	h, err := wrap(context.Background(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -67,11 +73,53 @@ func serveLikeReceiver(t *testing.T, mw extensionmiddleware.HTTPServer, p proces
 	require.NoError(t, err)
 	b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
 	require.NoError(t, err)
-	req := httptest.NewRequest(http.MethodPost, "/v1/traces", bytes.NewReader(b))
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/v1/traces", bytes.NewReader(b))
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
-	return rec.Code
+	return rec.Code, rec.Header()
+}
+
+// TestStageWaitsForAcks: with wait_for_ack, the stage answers only once the
+// sidecar acknowledged the frames; a sidecar that does not acknowledge
+// before the request ends makes the client retry (503, Retry-After), and
+// the pdata path never sees the request.
+func TestStageWaitsForAcks(t *testing.T) {
+	host, mw := newStageHost(t, true)
+	endpoints := newEndpoints(t, "unix", 1)
+	rec := newRecorder()
+	startSidecar(t, endpoints[0], rec)
+	cfg := testConfig(endpoints)
+	cfg.Mode = ModeDivert
+	cfg.WaitForAck = true
+	sink := new(consumertest.TracesSink)
+	p, err := NewFactory().CreateTraces(context.Background(), testSettings(nil), cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), host))
+	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+
+	unblock := rec.block()
+	defer unblock()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	td, _ := buildTraces(0, 2, 2)
+	code, header := serveLikeReceiverCtx(t, ctx, mw, p, td)
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Equal(t, "1", header.Get("Retry-After"))
+	assert.Zero(t, sink.SpanCount())
+
+	unblock()
+	td, _ = buildTraces(1, 2, 2)
+	assert.Equal(t, http.StatusOK, serveLikeReceiver(t, mw, p, td))
+	// Both resources of the second request reached the sidecar before the
+	// answer: the stage waited for their acks.
+	frames := 0
+	for _, r := range rec.snapshot() {
+		if bytes.Contains(r.frame.OTLP, []byte(itemName(1, 0, 0)[:3])) {
+			frames++
+		}
+	}
+	assert.Equal(t, 2, frames)
 }
 
 // TestStageForwardsOnceAcrossBothPaths: a request that went through the
