@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"go.opentelemetry.io/collector/component"
 
@@ -67,7 +68,7 @@ func Register(host component.Host, id component.ID, sig otlpwire.Signal, s Stage
 	for extID := range exts {
 		ids = append(ids, extID)
 	}
-	slices.SortFunc(ids, func(a, b component.ID) int { return cmpString(a.String(), b.String()) })
+	slices.SortFunc(ids, func(a, b component.ID) int { return strings.Compare(a.String(), b.String()) })
 	for _, extID := range ids {
 		r, ok := exts[extID].(registrar)
 		if !ok {
@@ -83,16 +84,6 @@ func Register(host component.Host, id component.ID, sig otlpwire.Signal, s Stage
 		}
 	}
 	return undo, len(done), nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // ranKey is the context key of the stages that ran on a request.
