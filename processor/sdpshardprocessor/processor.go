@@ -45,6 +45,7 @@ type shardProcessor struct {
 	shards     *shardSet
 	router     *shard.Router
 	processor  attribute.KeyValue
+	stage      stageHook
 
 	// frames recycles the routing scratch space between batches.
 	frames sync.Pool
@@ -78,6 +79,7 @@ func (reg *registry) newProcessor(set processor.Settings, cfg *Config, signal ot
 		shards:     shards,
 		router:     router,
 		processor:  attribute.String("processor", set.ID.String()),
+		stage:      stageHook{id: set.ID},
 	}
 	p.frames.New = func() any { return new(shard.Frames) }
 	return p, nil
@@ -87,11 +89,12 @@ func (p *shardProcessor) options() []processorhelper.Option {
 	return []processorhelper.Option{
 		// Tee only reads the batch. Divert removes what it forwarded.
 		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: p.mode == ModeDivert}),
-		processorhelper.WithStart(func(context.Context, component.Host) error {
+		processorhelper.WithStart(func(_ context.Context, host component.Host) error {
 			p.shards.start()
-			return nil
+			return p.startStage(host)
 		}),
 		processorhelper.WithShutdown(func(ctx context.Context) error {
+			p.shutdownStage()
 			p.releaseOnce.Do(func() { p.registry.release(ctx, p.shards) })
 			return nil
 		}),
@@ -108,6 +111,9 @@ var (
 )
 
 func (p *shardProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+	if p.staged(ctx) {
+		return td, nil
+	}
 	b, err := tracesMarshaler.MarshalTraces(td)
 	if err != nil {
 		return td, consumererror.NewPermanent(fmt.Errorf("marshalling traces: %w", err))
@@ -124,6 +130,9 @@ func (p *shardProcessor) processTraces(ctx context.Context, td ptrace.Traces) (p
 }
 
 func (p *shardProcessor) processMetrics(ctx context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
+	if p.staged(ctx) {
+		return md, nil
+	}
 	b, err := metricsMarshaler.MarshalMetrics(md)
 	if err != nil {
 		return md, consumererror.NewPermanent(fmt.Errorf("marshalling metrics: %w", err))
@@ -140,6 +149,9 @@ func (p *shardProcessor) processMetrics(ctx context.Context, md pmetric.Metrics)
 }
 
 func (p *shardProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
+	if p.staged(ctx) {
+		return ld, nil
+	}
 	b, err := logsMarshaler.MarshalLogs(ld)
 	if err != nil {
 		return ld, consumererror.NewPermanent(fmt.Errorf("marshalling logs: %w", err))

@@ -39,7 +39,7 @@ func createTraces(ctx context.Context, set processor.Settings, cfg component.Con
 	if err != nil {
 		return nil, err
 	}
-	return processorhelper.NewTraces(ctx, set, cfg, next, c.processTraces, readOnly, processorhelper.WithShutdown(c.shutdown))
+	return processorhelper.NewTraces(ctx, set, cfg, next, c.processTraces, readOnly, processorhelper.WithStart(c.start), processorhelper.WithShutdown(c.shutdown))
 }
 
 func createMetrics(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Metrics) (processor.Metrics, error) {
@@ -47,7 +47,7 @@ func createMetrics(ctx context.Context, set processor.Settings, cfg component.Co
 	if err != nil {
 		return nil, err
 	}
-	return processorhelper.NewMetrics(ctx, set, cfg, next, c.processMetrics, readOnly, processorhelper.WithShutdown(c.shutdown))
+	return processorhelper.NewMetrics(ctx, set, cfg, next, c.processMetrics, readOnly, processorhelper.WithStart(c.start), processorhelper.WithShutdown(c.shutdown))
 }
 
 func createLogs(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Logs) (processor.Logs, error) {
@@ -55,5 +55,5 @@ func createLogs(ctx context.Context, set processor.Settings, cfg component.Confi
 	if err != nil {
 		return nil, err
 	}
-	return processorhelper.NewLogs(ctx, set, cfg, next, c.processLogs, readOnly, processorhelper.WithShutdown(c.shutdown))
+	return processorhelper.NewLogs(ctx, set, cfg, next, c.processLogs, readOnly, processorhelper.WithStart(c.start), processorhelper.WithShutdown(c.shutdown))
 }

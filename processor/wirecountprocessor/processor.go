@@ -76,6 +76,7 @@ type counter struct {
 	overflow *group
 	seed     maphash.Seed
 	scratch  sync.Pool
+	stage    stageHook
 
 	mu            sync.RWMutex
 	groups        map[string]*group
@@ -98,6 +99,7 @@ func newCounter(set processor.Settings, cfg *Config, signal pipeline.Signal) (*c
 		seed:      maphash.MakeSeed(),
 		groups:    make(map[string]*group),
 		folded:    make(map[uint64]struct{}),
+		stage:     stageHook{id: set.ID},
 	}
 	c.scratch.New = func() any { return &scratch{} }
 	c.base = []attribute.KeyValue{
@@ -125,6 +127,7 @@ func (c *counter) newGroup(values []string) *group {
 }
 
 func (c *counter) shutdown(context.Context) error {
+	c.shutdownStage()
 	c.telemetry.Shutdown()
 	return nil
 }
@@ -264,7 +267,10 @@ func (c *counter) appendPdataKey(dst []byte, attrs pcommon.Map) []byte {
 
 // processTraces meters a traces batch on pdata: items are the spans of each
 // ResourceSpans, bytes its encoded size.
-func (c *counter) processTraces(_ context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+func (c *counter) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+	if c.staged(ctx) {
+		return td, nil
+	}
 	if c.maxItems > 0 {
 		if err := c.checkRequestSize(td.SpanCount()); err != nil {
 			return td, err
@@ -290,7 +296,10 @@ func (c *counter) processTraces(_ context.Context, td ptrace.Traces) (ptrace.Tra
 
 // processMetrics meters a metrics batch on pdata: items are the data points
 // of each ResourceMetrics, bytes its encoded size.
-func (c *counter) processMetrics(_ context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
+func (c *counter) processMetrics(ctx context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
+	if c.staged(ctx) {
+		return md, nil
+	}
 	if c.maxItems > 0 {
 		if err := c.checkRequestSize(md.DataPointCount()); err != nil {
 			return md, err
@@ -337,7 +346,10 @@ func dataPointCount(m pmetric.Metric) int {
 
 // processLogs meters a logs batch on pdata: items are the log records of
 // each ResourceLogs, bytes its encoded size.
-func (c *counter) processLogs(_ context.Context, ld plog.Logs) (plog.Logs, error) {
+func (c *counter) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
+	if c.staged(ctx) {
+		return ld, nil
+	}
 	if c.maxItems > 0 {
 		if err := c.checkRequestSize(ld.LogRecordCount()); err != nil {
 			return ld, err

@@ -64,6 +64,9 @@ func TestValidateRejectsBadConfigurations(t *testing.T) {
 		{"wirecount empty group key", `processors::wirecount::group_by=[""]`, []string{"processors::wirecount", "group_by[0]"}},
 		{"wirecount unknown field", "processors::wirecount::bogus_field=1", []string{"wirecount", "bogus_field"}},
 		{"sdpshard unknown field", "processors::sdpshard::bogus_field=1", []string{"sdpshard", "bogus_field"}},
+		{"wirestage without stages", "extensions::wirestage::stages=[]", []string{"extensions::wirestage", "stages"}},
+		{"wirestage stage of another type", "extensions::wirestage::stages=[batch]", []string{"extensions::wirestage", "stages[0]", "batch"}},
+		{"wirestage non-positive retry_after", "extensions::wirestage::retry_after=0s", []string{"extensions::wirestage", "retry_after"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,6 +121,7 @@ func TestComponentsListsTheDistribution(t *testing.T) {
 	}{
 		{"processor", got.Processors, "wirecount", ourModule},
 		{"processor", got.Processors, "sdpshard", ourModule},
+		{"extension", got.Extensions, "wirestage", ourModule},
 		{"processor", got.Processors, "batch", "go.opentelemetry.io/collector/processor/batchprocessor v0.165.0"},
 		{"processor", got.Processors, "memory_limiter", "go.opentelemetry.io/collector/processor/memorylimiterprocessor v0.165.0"},
 		{"receiver", got.Receivers, "otlp", "go.opentelemetry.io/collector/receiver/otlpreceiver v0.165.0"},

@@ -1,0 +1,62 @@
+package wirestageextension
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+)
+
+const defaultRetryAfter = time.Second
+
+// Config configures the wirestage extension.
+type Config struct {
+	// Stages lists the processors (component IDs such as sdpshard/sidecars)
+	// whose request-bytes stages run on each OTLP protobuf request, in this
+	// order. Each listed processor registers its stage when it starts; a
+	// processor that is not in any running pipeline simply has no stage.
+	Stages []component.ID `mapstructure:"stages"`
+	// DivertAllPipelines acknowledges that a diverting stage (sdpshard in
+	// mode divert) removes the resources it forwards from the request before
+	// the receiver decodes it, so none of the pipelines the receiver feeds
+	// sees them, not only the pipeline the processor sits in. A diverting
+	// stage refuses to start without it.
+	DivertAllPipelines bool `mapstructure:"divert_all_pipelines"`
+	// RetryAfter is what clients are told to wait before retrying a request
+	// that a stage could not accept (HTTP Retry-After, gRPC RetryInfo).
+	RetryAfter time.Duration `mapstructure:"retry_after"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+func createDefaultConfig() component.Config {
+	return &Config{RetryAfter: defaultRetryAfter}
+}
+
+// Validate checks the configuration; every error names the offending field.
+func (cfg *Config) Validate() error {
+	var errs []error
+	if len(cfg.Stages) == 0 {
+		errs = append(errs, errors.New("stages: list at least one processor (e.g. sdpshard/sidecars) whose stage runs before the receiver decodes"))
+	}
+	seen := make(map[component.ID]int, len(cfg.Stages))
+	for i, id := range cfg.Stages {
+		if first, dup := seen[id]; dup {
+			errs = append(errs, fmt.Errorf("stages[%d]: %q is already stages[%d]", i, id, first))
+			continue
+		}
+		seen[id] = i
+		if !stageTypes[id.Type().String()] {
+			errs = append(errs, fmt.Errorf("stages[%d]: %q is not a processor with a request-bytes stage (want wirecount or sdpshard)", i, id))
+		}
+	}
+	if cfg.RetryAfter <= 0 {
+		errs = append(errs, fmt.Errorf("retry_after: must be positive, got %s", cfg.RetryAfter))
+	}
+	return errors.Join(errs...)
+}
+
+// stageTypes are the processor types that register a stage.
+var stageTypes = map[string]bool{"wirecount": true, "sdpshard": true}

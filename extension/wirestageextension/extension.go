@@ -1,0 +1,305 @@
+package wirestageextension
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/extension"
+	"go.opentelemetry.io/collector/extension/extensionmiddleware"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension/internal/metadata"
+	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
+)
+
+// Outcomes, the values of the requests metric's outcome attribute.
+const (
+	outcomePassed           = "passed"
+	outcomeDiverted         = "diverted"
+	outcomeRefusedRetryable = "refused_retryable"
+	outcomeRefusedPermanent = "refused_permanent"
+	outcomeMalformed        = "malformed"
+)
+
+// Indexes of the outcomes in outcomes and in the metric options.
+const (
+	passed = iota
+	diverted
+	refusedRetryable
+	refusedPermanent
+	malformed
+)
+
+var outcomes = [...]string{
+	passed:           outcomePassed,
+	diverted:         outcomeDiverted,
+	refusedRetryable: outcomeRefusedRetryable,
+	refusedPermanent: outcomeRefusedPermanent,
+	malformed:        outcomeMalformed,
+}
+
+// signals indexes per-signal tables: otlpwire.Signal - 1.
+const signals = 3
+
+// entry is one registered stage.
+type entry struct {
+	id    component.ID
+	stage Stage
+	// token identifies the registration (stages may be incomparable funcs).
+	token *byte
+}
+
+// chain is the immutable, ordered list of the stages of one signal. ids
+// holds the same IDs as entries so that a request's ran mark can share it.
+type chain struct {
+	entries []entry
+	ids     []component.ID
+}
+
+// wireStage is the extension: a registry of stages and the middleware that
+// runs them.
+type wireStage struct {
+	id     component.ID
+	cfg    *Config
+	logger *zap.Logger
+	tb     *metadata.TelemetryBuilder
+	order  map[component.ID]int
+
+	mu     sync.Mutex // serialises registrations
+	chains [signals]atomic.Pointer[chain]
+
+	// Metric options built once: by signal, and by signal and outcome.
+	// Slices, passed on with ..., so that recording allocates nothing.
+	sigOpts     [signals][]metric.AddOption
+	outcomeOpts [signals][len(outcomes)][]metric.AddOption
+
+	calls sync.Pool
+}
+
+var (
+	_ extension.Extension            = (*wireStage)(nil)
+	_ extensionmiddleware.HTTPServer = (*wireStage)(nil)
+	_ extensionmiddleware.GRPCServer = (*wireStage)(nil)
+	_ registrar                      = (*wireStage)(nil)
+)
+
+func newWireStage(set extension.Settings, cfg *Config) (*wireStage, error) {
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, fmt.Errorf("wirestage: creating telemetry: %w", err)
+	}
+	w := &wireStage{
+		id:     set.ID,
+		cfg:    cfg,
+		logger: set.Logger,
+		tb:     tb,
+		order:  make(map[component.ID]int, len(cfg.Stages)),
+	}
+	for i, id := range cfg.Stages {
+		w.order[id] = i
+	}
+	ext := attribute.String("extension", set.ID.String())
+	for s := range signals {
+		sig := attribute.String("otel.signal", otlpwire.Signal(s+1).String())
+		w.sigOpts[s] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(ext, sig))}
+		for o, name := range outcomes {
+			w.outcomeOpts[s][o] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(ext, sig, attribute.String("outcome", name)))}
+		}
+	}
+	w.calls.New = func() any { return new(call) }
+	return w, nil
+}
+
+func (w *wireStage) Start(context.Context, component.Host) error { return nil }
+
+func (w *wireStage) Shutdown(context.Context) error {
+	w.tb.Shutdown()
+	return nil
+}
+
+// register adds s for sig if id is one of the configured stages.
+func (w *wireStage) register(id component.ID, sig otlpwire.Signal, s Stage, diverts bool) (func(), error) {
+	pos, listed := w.order[id]
+	if !listed || sig < otlpwire.SignalTraces || sig > otlpwire.SignalLogs {
+		return nil, nil
+	}
+	if diverts && !w.cfg.DivertAllPipelines {
+		return nil, fmt.Errorf("%w: %s diverts before the receiver decodes, which removes the diverted resources from every pipeline the receiver feeds; "+
+			"set divert_all_pipelines: true to accept that, or use mode: tee", ErrDivertNotAcknowledged, id)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	slot := &w.chains[sig-1]
+	old := slot.Load()
+	next := &chain{}
+	if old != nil {
+		for _, e := range old.entries {
+			if e.id == id {
+				// The same processor in several pipelines shares one
+				// stage: a request is forwarded or counted once.
+				return func() {}, nil
+			}
+		}
+		next.entries = append(next.entries, old.entries...)
+	}
+	token := new(byte)
+	next.entries = append(next.entries, entry{id: id, stage: s, token: token})
+	// Keep the configured order.
+	for i := len(next.entries) - 1; i > 0 && w.order[next.entries[i-1].id] > pos; i-- {
+		next.entries[i-1], next.entries[i] = next.entries[i], next.entries[i-1]
+	}
+	for _, e := range next.entries {
+		next.ids = append(next.ids, e.id)
+	}
+	slot.Store(next)
+	w.logger.Debug("Stage registered", zap.Stringer("processor", id), zap.Stringer("signal", sig))
+	return func() { w.unregister(sig, token) }, nil
+}
+
+func (w *wireStage) unregister(sig otlpwire.Signal, token *byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	slot := &w.chains[sig-1]
+	old := slot.Load()
+	if old == nil {
+		return
+	}
+	next := &chain{}
+	for _, e := range old.entries {
+		if e.token == token {
+			continue
+		}
+		next.entries = append(next.entries, e)
+		next.ids = append(next.ids, e.id)
+	}
+	if len(next.entries) == 0 {
+		next = nil
+	}
+	slot.Store(next)
+}
+
+// active reports whether any stage is registered for sig.
+func (w *wireStage) active(sig otlpwire.Signal) bool {
+	c := w.chains[sig-1].Load()
+	return c != nil && len(c.entries) > 0
+}
+
+// call is the per-request scratch space, pooled.
+type call struct {
+	bufs [2][]byte
+}
+
+// result is what run did with a request.
+type result struct {
+	// body is what the receiver decodes: the request itself, or what the
+	// diverting stages left of it (empty when nothing stays). It may alias
+	// the call's buffers.
+	body []byte
+	// ran marks the request for the processors' pdata path; nil when no
+	// stage ran.
+	ran *ran
+	// err refuses the request; see retryable.
+	err error
+}
+
+// run runs the stages of sig on body.
+func (w *wireStage) run(ctx context.Context, sig otlpwire.Signal, body []byte, c *call) result {
+	ch := w.chains[sig-1].Load()
+	if ch == nil || len(ch.entries) == 0 {
+		return result{body: body}
+	}
+	s := int(sig) - 1
+	req := otlpwire.NewRequest(sig, body)
+	// Validate the request down to its items before any stage acts on it:
+	// malformed bytes are the receiver's to reject, exactly as without the
+	// stage, and must not be half counted or half forwarded.
+	items, err := req.ItemCount()
+	if err != nil {
+		w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][malformed]...)
+		return result{body: body}
+	}
+	w.tb.ExtensionWirestageItems.Add(ctx, int64(items), w.sigOpts[s]...)
+	cur, flip := body, 0
+	for i, e := range ch.entries {
+		res, err := e.stage.ProcessRequest(ctx, otlpwire.NewRequest(sig, cur))
+		if err != nil {
+			o := refusedRetryable
+			if consumererror.IsPermanent(err) {
+				o = refusedPermanent
+			}
+			w.tb.ExtensionWirestageRequests.Add(context.WithoutCancel(ctx), 1, w.outcomeOpts[s][o]...)
+			return result{err: fmt.Errorf("%s: %w", e.id, err)}
+		}
+		if !res.Divert {
+			continue
+		}
+		next, err := reassemble(c.bufs[flip][:0], sig, cur, res.Keep)
+		if err != nil {
+			// Cannot happen after the validation above; refuse rather
+			// than decode something else than what was staged.
+			w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][refusedPermanent]...)
+			return result{err: consumererror.NewPermanent(fmt.Errorf("%s: %w", e.id, err))}
+		}
+		c.bufs[flip] = next
+		cur, flip = next, 1-flip
+		if len(cur) == 0 {
+			// Nothing stays: the later stages would see nothing.
+			w.tb.ExtensionWirestageDivertedItems.Add(ctx, int64(items), w.sigOpts[s]...)
+			w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][diverted]...)
+			return result{body: cur[:0:0], ran: &ran{ids: ch.ids[: i+1 : i+1]}}
+		}
+	}
+	if len(cur) != len(body) {
+		left, _ := otlpwire.NewRequest(sig, cur).ItemCount()
+		w.tb.ExtensionWirestageDivertedItems.Add(ctx, int64(items-left), w.sigOpts[s]...)
+	}
+	w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][passed]...)
+	return result{body: cur, ran: &ran{ids: ch.ids}}
+}
+
+// errKeepOutOfRange reports a stage result naming resources the request
+// does not have.
+var errKeepOutOfRange = errors.New("wirestage: stage kept a resource the request does not have")
+
+// reassemble appends to dst the request holding only the resources of cur
+// at the ascending indexes in keep, copying their bytes verbatim.
+func reassemble(dst []byte, sig otlpwire.Signal, cur []byte, keep []int) ([]byte, error) {
+	if len(keep) == 0 {
+		return dst, nil
+	}
+	index, next := -1, 0
+	for rd, err := range otlpwire.NewRequest(sig, cur).Resources() {
+		if err != nil {
+			return dst, err
+		}
+		index++
+		if next < len(keep) && keep[next] == index {
+			dst = otlpwire.AppendRequest(dst, rd)
+			next++
+		}
+	}
+	if next < len(keep) {
+		return dst, errKeepOutOfRange
+	}
+	return dst, nil
+}
+
+func (w *wireStage) getCall() *call { return w.calls.Get().(*call) }
+
+// putCall recycles c unless its buffers grew beyond what is worth keeping.
+func (w *wireStage) putCall(c *call) {
+	const maxPooled = 4 << 20
+	for i := range c.bufs {
+		if cap(c.bufs[i]) > maxPooled {
+			c.bufs[i] = nil
+		}
+	}
+	w.calls.Put(c)
+}

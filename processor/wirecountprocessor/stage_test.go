@@ -1,0 +1,113 @@
+package wirecountprocessor
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/extension/extensionmiddleware"
+	"go.opentelemetry.io/collector/extension/extensiontest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension"
+)
+
+type stageHost struct {
+	exts map[component.ID]component.Component
+}
+
+func (h *stageHost) GetExtensions() map[component.ID]component.Component { return h.exts }
+
+// TestStageCountsOnceAndLikeThePdataPath sends the same batches through the
+// stage (wirestage middleware in front of a stand-in receiver) to one
+// processor and on the pdata path to another: the series are identical,
+// so the stage counted each request once and the first processor's pdata
+// path did not count it again.
+func TestStageCountsOnceAndLikeThePdataPath(t *testing.T) {
+	staged := component.MustNewIDWithName("wirecount", "staged")
+	f := wirestageextension.NewFactory()
+	extCfg := f.CreateDefaultConfig().(*wirestageextension.Config)
+	extCfg.Stages = []component.ID{staged}
+	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), extCfg)
+	require.NoError(t, err)
+	host := &stageHost{exts: map[component.ID]component.Component{component.MustNewID("wirestage"): ext}}
+	require.NoError(t, ext.Start(context.Background(), host))
+	defer func() { require.NoError(t, ext.Shutdown(context.Background())) }()
+
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	create := func(id component.ID) processor.Traces {
+		set := processortest.NewNopSettings(id.Type())
+		set.ID = id
+		set.TelemetrySettings = tel.NewTelemetrySettings()
+		cfg := createDefaultConfig().(*Config)
+		cfg.GroupBy = []string{"service.name", "host.name"}
+		p, err := NewFactory().CreateTraces(context.Background(), set, cfg, new(consumertest.TracesSink))
+		require.NoError(t, err)
+		require.NoError(t, p.Start(context.Background(), host))
+		t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+		return p
+	}
+	stagedProc := create(staged)
+	pdataProc := create(component.MustNewIDWithName("wirecount", "pdata"))
+
+	wrap, err := ext.(extensionmiddleware.HTTPServer).GetHTTPHandler(context.Background())
+	require.NoError(t, err)
+	h, err := wrap(context.Background(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(body)
+		require.NoError(t, err)
+		require.NoError(t, stagedProc.ConsumeTraces(r.Context(), td))
+	}))
+	require.NoError(t, err)
+
+	rng := rand.New(rand.NewPCG(9, 9))
+	for range 20 {
+		td := generateTraces(rng, batchShape{resources: 5, scopes: 2, items: 4, varied: true})
+		b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+		require.NoError(t, err)
+		req := httptest.NewRequest(http.MethodPost, "/v1/traces", bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/x-protobuf")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusOK, rec.Code)
+		require.NoError(t, pdataProc.ConsumeTraces(context.Background(), td))
+	}
+	for _, name := range []string{"otelcol_processor_wirecount_items", "otelcol_processor_wirecount_bytes"} {
+		all := readSeriesByProcessor(t, tel, name)
+		require.NotEmpty(t, all["wirecount/pdata"], name)
+		assert.Equal(t, all["wirecount/pdata"], all["wirecount/staged"], name)
+	}
+}
+
+// readSeriesByProcessor returns, per processor ID, the metric's series
+// with the processor attribute left out, so that two processors' counts
+// compare directly.
+func readSeriesByProcessor(t *testing.T, tt *componenttest.Telemetry, name string) map[string]map[string]int64 {
+	t.Helper()
+	out := map[string]map[string]int64{}
+	m, err := tt.GetMetric(name)
+	require.NoError(t, err)
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		id, _ := dp.Attributes.Value(processorAttribute)
+		rest, _ := dp.Attributes.Filter(func(kv attribute.KeyValue) bool { return kv.Key != processorAttribute })
+		if out[id.AsString()] == nil {
+			out[id.AsString()] = map[string]int64{}
+		}
+		out[id.AsString()][rest.Encoded(attribute.DefaultEncoder())] += dp.Value
+	}
+	return out
+}
