@@ -117,7 +117,15 @@ func bench(ctx context.Context, stdout, stderr io.Writer, a benchArgs) error {
 	if a.opts.WorkDir, err = os.MkdirTemp("", "sdpb"); err != nil {
 		return err
 	}
-	defer os.RemoveAll(a.opts.WorkDir)
+	// Kept when a case failed: it holds the processes' logs and stats files.
+	keep := false
+	defer func() {
+		if keep {
+			fmt.Fprintf(stderr, "logs of the failed cases kept in %s\n", a.opts.WorkDir)
+			return
+		}
+		os.RemoveAll(a.opts.WorkDir)
+	}()
 
 	available, unavailable := e2ebench.Available(ctx, a.opts, scenarios)
 	for _, u := range unavailable {
@@ -158,6 +166,7 @@ func bench(ctx context.Context, stdout, stderr io.Writer, a benchArgs) error {
 			return err
 		}
 	}
+	keep = runErr != nil || len(failures) > 0
 	if runErr != nil {
 		return runErr
 	}
