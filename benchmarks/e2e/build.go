@@ -16,8 +16,9 @@ import (
 
 // BuildPlain returns the binary of the plain baseline Collector described by
 // the ocb manifest, building it with ocb into a directory of cacheDir named
-// after a hash of the manifest, the ocb binary's path and the platform, unless
-// a binary is already there. ocb's own output goes to log.
+// after a hash of the manifest (which pins every component's version) and
+// the platform, unless a binary is already there. ocb's own output goes to
+// log.
 func BuildPlain(ocb, manifest, cacheDir string, log io.Writer) (string, error) {
 	b, err := os.ReadFile(manifest)
 	if err != nil {
