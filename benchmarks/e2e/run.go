@@ -40,6 +40,7 @@ type Case struct {
 	Protocol string
 }
 
+// String names the case SCENARIO/SIGNAL/PROTO, the form -profile takes.
 func (c Case) String() string { return c.Scenario.Name + "/" + c.Signal + "/" + c.Protocol }
 
 // Measurement is the outcome of one case in one round.
