@@ -162,6 +162,14 @@ endif
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+## bench-e2e: end-to-end benchmark: plain Collector vs otelcol-sdp, CPU per item (BENCH_E2E_ARGS adds flags)
+# Builds the plain baseline Collector with the pinned ocb into the user cache
+# on first use; see benchmarks/e2e/README.md for the flags.
+BENCH_E2E_ARGS ?=
+.PHONY: bench-e2e
+bench-e2e: build $(OCB_STAMP)
+	$(GO) run ./benchmarks/e2e/cmd/benche2e -collector $(COLLECTOR) -sidecar $(SIDECAR) -ocb $(OCB) $(BENCH_E2E_ARGS)
+
 ## demo: build everything, start two sidecars and the Collector, send traces, metrics and logs, print the report
 .PHONY: demo
 demo: build $(TELEMETRYGEN_STAMP)

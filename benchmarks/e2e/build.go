@@ -1,0 +1,82 @@
+package e2ebench
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// BuildPlain returns the binary of the plain baseline Collector described by
+// the ocb manifest, building it with ocb into a directory of cacheDir named
+// after a hash of the manifest (which pins every component's version) and
+// the platform, unless a binary is already there. ocb's own output goes to
+// log.
+func BuildPlain(ocb, manifest, cacheDir string, log io.Writer) (string, error) {
+	b, err := os.ReadFile(manifest)
+	if err != nil {
+		return "", err
+	}
+	name, output, err := manifestOutput(b)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", manifest, err)
+	}
+	dir := filepath.Join(cacheDir, "plain-"+buildKey(b, runtime.GOOS, runtime.GOARCH))
+	bin := filepath.Join(dir, output, name)
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "manifest.yaml"), b, 0o644); err != nil {
+		return "", err
+	}
+	cmd := exec.Command(ocb, "--config", "manifest.yaml", "--ldflags=-s -w")
+	cmd.Dir = dir
+	// The same settings as the release build of otelcol-sdp (Makefile).
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("ocb --config %s (in %s): %w", manifest, dir, err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("ocb built no %s: %w", bin, err)
+	}
+	return bin, nil
+}
+
+// buildKey names a cached build: the manifest and the target platform.
+func buildKey(manifest []byte, goos, goarch string) string {
+	h := sha256.New()
+	h.Write(manifest)
+	fmt.Fprintf(h, "\x00%s/%s", goos, goarch)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// manifestOutput reads dist.name and dist.output_path of an ocb manifest.
+func manifestOutput(manifest []byte) (name, output string, err error) {
+	var m struct {
+		Dist struct {
+			Name       string `yaml:"name"`
+			OutputPath string `yaml:"output_path"`
+		} `yaml:"dist"`
+	}
+	if err := yaml.Unmarshal(manifest, &m); err != nil {
+		return "", "", err
+	}
+	switch {
+	case m.Dist.Name == "":
+		return "", "", errors.New("dist.name is missing")
+	case m.Dist.OutputPath == "" || filepath.IsAbs(m.Dist.OutputPath):
+		return "", "", errors.New("dist.output_path must be a relative path")
+	}
+	return m.Dist.Name, filepath.Clean(m.Dist.OutputPath), nil
+}

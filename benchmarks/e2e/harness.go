@@ -1,0 +1,165 @@
+package e2ebench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Available splits scenarios into those whose binary exists and accepts
+// their configuration (`validate --config`) and those that are not
+// available, with the reason.
+func Available(ctx context.Context, o Options, scenarios []Scenario) ([]Scenario, []Unavailable) {
+	var ok []Scenario
+	var not []Unavailable
+	for _, s := range scenarios {
+		bin := o.Collectors[s.Binary]
+		if bin == "" {
+			not = append(not, Unavailable{s.Name, fmt.Sprintf("no binary for bench-binary %q", s.Binary)})
+			continue
+		}
+		if s.Sidecars > 0 && o.Sidecar == "" {
+			not = append(not, Unavailable{s.Name, "no sidecar binary"})
+			continue
+		}
+		if err := validate(ctx, bin, s); err != nil {
+			not = append(not, Unavailable{s.Name, err.Error()})
+			continue
+		}
+		ok = append(ok, s)
+	}
+	return ok, not
+}
+
+// validate runs `BIN validate --config` on the scenario, with placeholder
+// values for the variables the harness sets at run time.
+func validate(ctx context.Context, bin string, s Scenario) error {
+	cmd := exec.CommandContext(ctx, bin, "validate", "--config", s.Path)
+	cmd.Env = append(os.Environ(), placeholderEnv(s.Sidecars)...)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s validate rejects %s: %s", filepath.Base(bin), filepath.Base(s.Path), validateReason(out, err))
+}
+
+// placeholderEnv gives every BENCH_* variable a valid value for validate.
+func placeholderEnv(sidecars int) []string {
+	env := []string{
+		"BENCH_OTLP_GRPC_ENDPOINT=127.0.0.1:4317",
+		"BENCH_OTLP_HTTP_ENDPOINT=127.0.0.1:4318",
+		"BENCH_SINK_ENDPOINT=127.0.0.1:4319",
+		"BENCH_METRICS_PORT=8888",
+	}
+	for i := range sidecars {
+		env = append(env, fmt.Sprintf("BENCH_SHARD%d_ENDPOINT=unix:///tmp/otelcol-sdp-bench-%d.sock", i, i))
+	}
+	return env
+}
+
+// validateReason picks the informative part of validate's output: the
+// Collector prints "Error: ..." and then the detail on the following lines.
+func validateReason(out []byte, err error) string {
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	found := false
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "Error:") {
+			found = true
+		}
+		if found && line != "" {
+			lines = append(lines, line)
+		}
+	}
+	if len(lines) == 0 {
+		return err.Error()
+	}
+	reason := strings.Join(lines, " ")
+	// The configuration decoder's preamble says nothing the rest does not.
+	if _, detail, ok := strings.Cut(reason, "following error(s): "); ok {
+		return detail
+	}
+	return reason
+}
+
+// Plan is a full harness run.
+type Plan struct {
+	Options
+	Scenarios []Scenario // available ones, in report order
+	Rounds    int
+}
+
+// Run measures every case Rounds times, interleaving the scenarios: each
+// round runs every signal and protocol, and for each of those every scenario
+// back to back, so slow drifts of the machine hit them alike. A case that
+// fails is reported and not run again.
+func (p Plan) Run(ctx context.Context) ([]Measurement, []Failure, error) {
+	payloads := map[string]Payload{}
+	for _, signal := range p.Signals {
+		pl, err := NewPayload(signal, p.Shape)
+		if err != nil {
+			return nil, nil, err
+		}
+		payloads[signal] = pl
+	}
+	var (
+		ms       []Measurement
+		failures []Failure
+		failed   = map[string]bool{}
+	)
+	for round := 1; round <= p.Rounds; round++ {
+		for _, signal := range p.Signals {
+			for _, protocol := range p.Protocols {
+				for _, s := range p.Scenarios {
+					c := Case{Scenario: s, Signal: signal, Protocol: protocol}
+					if failed[c.String()] {
+						continue
+					}
+					if err := ctx.Err(); err != nil {
+						return ms, failures, err
+					}
+					m, err := runCase(ctx, p.Options, c, payloads[signal], 0, nil)
+					if err != nil {
+						failed[c.String()] = true
+						failures = append(failures, Failure{Case: c.String(), Round: round, Err: err})
+						fmt.Fprintf(p.Progress, "round %d %-40s FAILED: %v\n", round, c, err)
+						continue
+					}
+					ms = append(ms, m)
+					fmt.Fprintf(p.Progress, "round %d %-40s %9.0f items/s  CPU s/M: collector %.2f sidecars %.2f  retries %d\n",
+						round, c, float64(m.Items)/m.Elapsed.Seconds(), perMillion(m.Collector, m.Items), perMillion(m.Sidecars, m.Items), m.Retries)
+				}
+			}
+		}
+	}
+	return ms, failures, nil
+}
+
+// Profile runs one case with the pprof extension, under load for seconds +
+// 2 s, takes a CPU profile of seconds from the Collector into path and
+// returns `go tool pprof -top` output, by flat and by cumulative time.
+func (p Plan) Profile(ctx context.Context, c Case, seconds int, path, goTool string) (string, error) {
+	pl, err := NewPayload(c.Signal, p.Shape)
+	if err != nil {
+		return "", err
+	}
+	_, err = runCase(ctx, p.Options, c, pl, time.Duration(seconds+2)*time.Second, func(endpoint string) error {
+		return fetchProfile(ctx, endpoint, time.Second, seconds, path)
+	})
+	if err != nil {
+		return "", err
+	}
+	flat, err := pprofTop(goTool, path, 25, false)
+	if err != nil {
+		return flat, err
+	}
+	cum, err := pprofTop(goTool, path, 25, true)
+	return flat + "\n" + cum, err
+}

@@ -1,0 +1,107 @@
+package e2ebench
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func TestAddPprof(t *testing.T) {
+	for name, in := range map[string]string{
+		"no extensions":    "receivers: {otlp: {}}\nservice:\n  pipelines: {}\n",
+		"other extensions": "extensions:\n  wirestage: {processors: [sdpshard]}\nservice:\n  extensions: [wirestage]\n",
+		"already there":    "extensions:\n  pprof: {}\nservice:\n  extensions: [pprof]\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, err := addPprof([]byte(in), "127.0.0.1:1777")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cfg struct {
+				Extensions map[string]map[string]any `yaml:"extensions"`
+				Service    struct {
+					Extensions []string `yaml:"extensions"`
+				} `yaml:"service"`
+			}
+			if err := yaml.Unmarshal(out, &cfg); err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Extensions["pprof"]["endpoint"] != "127.0.0.1:1777" {
+				t.Errorf("extensions: %v", cfg.Extensions)
+			}
+			n := 0
+			for _, id := range cfg.Service.Extensions {
+				if id == "pprof" {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("service::extensions %v lists pprof %d times", cfg.Service.Extensions, n)
+			}
+			if strings.Contains(in, "wirestage") && !strings.Contains(string(out), "wirestage") {
+				t.Errorf("lost the other extension:\n%s", out)
+			}
+		})
+	}
+	if _, err := addPprof([]byte("service: [a]\n"), "x"); err == nil {
+		t.Error("a service that is not a mapping: no error")
+	}
+}
+
+func TestManifestOutput(t *testing.T) {
+	name, out, err := manifestOutput([]byte("dist:\n  name: otelcol-plain\n  output_path: ./otelcol-plain\n"))
+	if err != nil || name != "otelcol-plain" || out != "otelcol-plain" {
+		t.Errorf("got %q %q %v", name, out, err)
+	}
+	for _, bad := range []string{"dist:\n  output_path: ./x\n", "dist:\n  name: x\n", "dist:\n  name: x\n  output_path: /abs\n"} {
+		if _, _, err := manifestOutput([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	if buildKey([]byte("a"), "linux", "amd64") == buildKey([]byte("a"), "darwin", "arm64") ||
+		buildKey([]byte("a"), "linux", "amd64") == buildKey([]byte("b"), "linux", "amd64") {
+		t.Error("buildKey does not tell manifests or platforms apart")
+	}
+}
+
+func TestValidateReason(t *testing.T) {
+	out := []byte(`2026-11-24T22:00:00Z info something
+Error: failed to get config: cannot unmarshal the configuration: decoding failed due to the following error(s):
+
+'extensions' unknown type: "wirestage" for id: "wirestage" (valid values: [pprof])
+`)
+	if got, want := validateReason(out, errors.New("exit status 1")), `'extensions' unknown type: "wirestage" for id: "wirestage" (valid values: [pprof])`; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := validateReason([]byte("Error: invalid configuration: x\n"), errors.New("exit status 1")); got != "Error: invalid configuration: x" {
+		t.Errorf("got %q", got)
+	}
+	if got := validateReason([]byte("panic\n"), errors.New("exit status 2")); got != "exit status 2" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	tee := Scenario{Name: "tee", Expect: []string{DestSink, DestSidecars}}
+	divert := Scenario{Name: "divert", Expect: []string{DestSidecars}}
+	for _, tc := range []struct {
+		s              Scenario
+		sink, sidecars int64
+		final, ok      bool
+	}{
+		{tee, 100, 100, true, true},
+		{tee, 100, 99, true, false},   // one lost
+		{tee, 99, 100, false, true},   // still arriving
+		{tee, 100, 101, false, false}, // a duplicate fails at once
+		{divert, 0, 100, true, true},
+		{divert, 1, 100, true, false}, // divert leaked to the sink
+		{divert, 1, 50, false, false},
+	} {
+		err := compare(tc.s, 100, tc.sink, tc.sidecars, tc.final)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s sink=%d sidecars=%d final=%v: %v", tc.s.Name, tc.sink, tc.sidecars, tc.final, err)
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package e2ebench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/otelcol-sdp/otelcol-sdp/internal/sidecar"
+)
+
+var grpcMethods = map[string]string{
+	"traces":  "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+	"metrics": "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export",
+	"logs":    "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
+}
+
+var httpPaths = map[string]string{"traces": "/v1/traces", "metrics": "/v1/metrics", "logs": "/v1/logs"}
+
+// maxAttempts bounds the retries of one request answered with a retryable
+// status (gRPC UNAVAILABLE or RESOURCE_EXHAUSTED, HTTP 429 or 503).
+const maxAttempts = 100
+
+// Load describes one run of the load generator.
+type Load struct {
+	Protocol string // grpc or http
+	Endpoint string // host:port of the Collector's receiver for Protocol
+	Payload  Payload
+	Clients  int // concurrent clients, each with its own connection
+	// Requests to send; when Duration is set, clients instead send until it
+	// has passed (Requests is then ignored).
+	Requests int
+	Duration time.Duration
+}
+
+// LoadResult is what the clients sent and were told succeeded.
+type LoadResult struct {
+	Requests int64
+	Items    int64
+	Retries  int64
+	Elapsed  time.Duration
+}
+
+// sender sends one request and reports whether a failure may be retried.
+type sender interface {
+	send(ctx context.Context) (retryable bool, err error)
+	close()
+}
+
+// Run sends the load and returns when every request has been answered with
+// success, or with the first error that is not retryable or outlived its
+// retries.
+func (l Load) Run(ctx context.Context) (LoadResult, error) {
+	if l.Clients < 1 {
+		return LoadResult{}, errors.New("clients must be at least 1")
+	}
+	senders := make([]sender, l.Clients)
+	for i := range senders {
+		s, err := l.newSender()
+		if err != nil {
+			return LoadResult{}, err
+		}
+		defer s.close()
+		senders[i] = s
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		next, done, retries atomic.Int64
+		wg                  sync.WaitGroup
+		deadline            time.Time
+	)
+	start := time.Now()
+	if l.Duration > 0 {
+		deadline = start.Add(l.Duration)
+	}
+	for _, s := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				if l.Duration > 0 {
+					if time.Now().After(deadline) {
+						return
+					}
+				} else if next.Add(1) > int64(l.Requests) {
+					return
+				}
+				if err := sendWithRetry(ctx, s, &retries); err != nil {
+					cancel(err)
+					return
+				}
+				done.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	res := LoadResult{Requests: done.Load(), Items: done.Load() * int64(l.Payload.Items), Retries: retries.Load(), Elapsed: time.Since(start)}
+	if err := context.Cause(ctx); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func sendWithRetry(ctx context.Context, s sender, retries *atomic.Int64) error {
+	for attempt := 1; ; attempt++ {
+		retryable, err := s.send(ctx)
+		if err == nil {
+			return nil
+		}
+		if !retryable || attempt == maxAttempts {
+			return err
+		}
+		retries.Add(1)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt) * 5 * time.Millisecond):
+		}
+	}
+}
+
+func (l Load) newSender() (sender, error) {
+	switch l.Protocol {
+	case "grpc":
+		conn, err := grpc.NewClient(l.Endpoint,
+			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.ForceCodecV2(sidecar.RawCodec{})))
+		if err != nil {
+			return nil, err
+		}
+		return &grpcSender{conn: conn, method: grpcMethods[l.Payload.Signal], payload: l.Payload.Bytes}, nil
+	case "http":
+		return &httpSender{
+			// One connection per client, like one exporter each.
+			client:  &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}},
+			url:     "http://" + l.Endpoint + httpPaths[l.Payload.Signal],
+			payload: l.Payload.Bytes,
+		}, nil
+	}
+	return nil, fmt.Errorf("unknown protocol %q", l.Protocol)
+}
+
+type grpcSender struct {
+	conn    *grpc.ClientConn
+	method  string
+	payload []byte
+}
+
+func (s *grpcSender) send(ctx context.Context) (bool, error) {
+	var resp []byte
+	err := s.conn.Invoke(ctx, s.method, s.payload, &resp)
+	if err == nil {
+		return false, nil
+	}
+	code := status.Code(err)
+	return code == codes.Unavailable || code == codes.ResourceExhausted, fmt.Errorf("grpc %s: %w", s.method, err)
+}
+
+func (s *grpcSender) close() { s.conn.Close() }
+
+type httpSender struct {
+	client  *http.Client
+	url     string
+	payload []byte
+}
+
+func (s *httpSender) send(ctx context.Context) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(s.payload))
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return false, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		return false, nil
+	}
+	retryable := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
+	return retryable, fmt.Errorf("POST %s: %s", s.url, resp.Status)
+}
+
+func (s *httpSender) close() { s.client.CloseIdleConnections() }

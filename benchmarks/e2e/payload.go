@@ -1,0 +1,177 @@
+package e2ebench
+
+import (
+	"fmt"
+	"strconv"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
+)
+
+// Signals and protocols the harness drives, in report order.
+var (
+	Signals   = []string{"traces", "metrics", "logs"}
+	Protocols = []string{"grpc", "http"}
+)
+
+// Shape is the fixed shape of every request the load generator sends.
+type Shape struct {
+	Resources        int // resources per request, each with its own service.name
+	ItemsPerResource int // spans, data points or log records per resource
+}
+
+// Items is the number of items in one request.
+func (s Shape) Items() int { return s.Resources * s.ItemsPerResource }
+
+// Payload is one pre-marshalled OTLP export request, sent as-is by every
+// client for the whole run.
+type Payload struct {
+	Signal string
+	Items  int
+	Bytes  []byte
+}
+
+// NewPayload builds the request of a signal with pdata and marshals it once.
+func NewPayload(signal string, shape Shape) (Payload, error) {
+	var (
+		b   []byte
+		err error
+	)
+	switch signal {
+	case "traces":
+		b, err = ptraceotlp.NewExportRequestFromTraces(buildTraces(shape)).MarshalProto()
+	case "metrics":
+		b, err = pmetricotlp.NewExportRequestFromMetrics(buildMetrics(shape)).MarshalProto()
+	case "logs":
+		b, err = plogotlp.NewExportRequestFromLogs(buildLogs(shape)).MarshalProto()
+	default:
+		return Payload{}, fmt.Errorf("unknown signal %q", signal)
+	}
+	if err != nil {
+		return Payload{}, err
+	}
+	// The sink counts with the same wire walker; check they agree here once.
+	n, err := CountItems(signal, b)
+	if err != nil {
+		return Payload{}, err
+	}
+	if n != shape.Items() {
+		return Payload{}, fmt.Errorf("%s payload holds %d items, want %d", signal, n, shape.Items())
+	}
+	return Payload{Signal: signal, Items: n, Bytes: b}, nil
+}
+
+// CountItems counts the spans, data points or log records of an OTLP export
+// request on the wire, without decoding it.
+func CountItems(signal string, b []byte) (int, error) {
+	var sig otlpwire.Signal
+	switch signal {
+	case "traces":
+		sig = otlpwire.SignalTraces
+	case "metrics":
+		sig = otlpwire.SignalMetrics
+	case "logs":
+		sig = otlpwire.SignalLogs
+	default:
+		return 0, fmt.Errorf("unknown signal %q", signal)
+	}
+	return otlpwire.NewRequest(sig, b).ItemCount()
+}
+
+const baseTime = pcommon.Timestamp(1_700_000_000_000_000_000)
+
+func fillResource(r pcommon.Resource, i int) {
+	a := r.Attributes()
+	a.PutStr("service.name", "bench-service-"+strconv.Itoa(i))
+	a.PutStr("service.namespace", "benchmarks")
+	a.PutStr("service.version", "1.4.2")
+	a.PutStr("host.name", "bench-host-"+strconv.Itoa(i%3))
+	a.PutStr("deployment.environment.name", "production")
+}
+
+func fillAttributes(a pcommon.Map, i int) {
+	a.PutStr("http.request.method", "GET")
+	a.PutStr("url.path", "/api/v1/items/"+strconv.Itoa(i))
+	a.PutInt("http.response.status_code", 200)
+	a.PutStr("server.address", "checkout.internal")
+	a.PutBool("bench.sampled", i%2 == 0)
+}
+
+func buildTraces(shape Shape) ptrace.Traces {
+	td := ptrace.NewTraces()
+	for r := range shape.Resources {
+		rs := td.ResourceSpans().AppendEmpty()
+		fillResource(rs.Resource(), r)
+		ss := rs.ScopeSpans().AppendEmpty()
+		ss.Scope().SetName("otelcol-sdp/benchmarks/e2e")
+		for i := range shape.ItemsPerResource {
+			s := ss.Spans().AppendEmpty()
+			s.SetTraceID(pcommon.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, byte(r), byte(i)})
+			s.SetSpanID(pcommon.SpanID{1, 2, 3, 4, 5, 6, byte(r), byte(i)})
+			s.SetName("GET /api/v1/items")
+			s.SetKind(ptrace.SpanKindServer)
+			s.SetStartTimestamp(baseTime + pcommon.Timestamp(i)*1000)
+			s.SetEndTimestamp(baseTime + pcommon.Timestamp(i)*1000 + 25_000_000)
+			fillAttributes(s.Attributes(), i)
+			s.Status().SetCode(ptrace.StatusCodeOk)
+		}
+	}
+	return td
+}
+
+func buildMetrics(shape Shape) pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	for r := range shape.Resources {
+		rm := md.ResourceMetrics().AppendEmpty()
+		fillResource(rm.Resource(), r)
+		sm := rm.ScopeMetrics().AppendEmpty()
+		sm.Scope().SetName("otelcol-sdp/benchmarks/e2e")
+		// One data point per metric: half gauges, half cumulative sums.
+		for i := range shape.ItemsPerResource {
+			m := sm.Metrics().AppendEmpty()
+			m.SetName("bench.metric." + strconv.Itoa(i))
+			m.SetUnit("1")
+			var dp pmetric.NumberDataPoint
+			if i%2 == 0 {
+				dp = m.SetEmptyGauge().DataPoints().AppendEmpty()
+			} else {
+				sum := m.SetEmptySum()
+				sum.SetIsMonotonic(true)
+				sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+				dp = sum.DataPoints().AppendEmpty()
+			}
+			dp.SetStartTimestamp(baseTime)
+			dp.SetTimestamp(baseTime + 10_000_000_000)
+			dp.SetDoubleValue(float64(i) * 1.5)
+			fillAttributes(dp.Attributes(), i)
+		}
+	}
+	return md
+}
+
+func buildLogs(shape Shape) plog.Logs {
+	ld := plog.NewLogs()
+	for r := range shape.Resources {
+		rl := ld.ResourceLogs().AppendEmpty()
+		fillResource(rl.Resource(), r)
+		sl := rl.ScopeLogs().AppendEmpty()
+		sl.Scope().SetName("otelcol-sdp/benchmarks/e2e")
+		for i := range shape.ItemsPerResource {
+			l := sl.LogRecords().AppendEmpty()
+			l.SetTimestamp(baseTime + pcommon.Timestamp(i)*1000)
+			l.SetObservedTimestamp(baseTime + pcommon.Timestamp(i)*1000)
+			l.SetSeverityNumber(plog.SeverityNumberInfo)
+			l.SetSeverityText("INFO")
+			l.Body().SetStr("request served: GET /api/v1/items in 25 ms")
+			fillAttributes(l.Attributes(), i)
+		}
+	}
+	return ld
+}

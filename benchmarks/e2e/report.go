@@ -1,0 +1,182 @@
+package e2ebench
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Row is one line of the report: the medians over the rounds of one case.
+type Row struct {
+	Scenario string
+	Signal   string
+	Protocol string
+	Rounds   int
+	// ItemsPerSec is end to end: items measured over the time from the first
+	// measured request until the last item reached its destinations.
+	ItemsPerSec float64
+	// CPU seconds per million items: the Collector, the sidecars, and their
+	// sum (the median of the per-round sums, not the sum of the medians).
+	CPUCollector float64
+	CPUSidecars  float64
+	CPUTotal     float64
+	// Ratio is CPUTotal over the baseline's CPUTotal for the same signal and
+	// protocol; 0 when there is no baseline figure.
+	Ratio float64
+	// PeakRSSMB is the Collector's peak resident set, in MiB.
+	PeakRSSMB float64
+	// StartupExcluded is false when the CPU time of startup and warm-up
+	// could not be subtracted (see cpuSampler).
+	StartupExcluded bool
+}
+
+// Unavailable is a scenario that was not measured, and why: its binary is
+// missing or rejects its configuration (a component it needs is not built
+// in yet). It is not a failure.
+type Unavailable struct {
+	Scenario string
+	Reason   string
+}
+
+// Failure is a case that ran and went wrong: an error from a process, the
+// load generator, or counts that do not match what was sent.
+type Failure struct {
+	Case  string
+	Round int
+	Err   error
+}
+
+// median returns the median of xs (the mean of the middle two for an even
+// count); 0 for none. xs is not modified.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// perMillion is CPU seconds per million items.
+func perMillion(u Usage, items int64) float64 {
+	if items == 0 {
+		return 0
+	}
+	return u.CPU.Seconds() * 1e6 / float64(items)
+}
+
+// Aggregate turns measurements into rows, in report order: by signal, then
+// protocol, then scenario in the order of scenarios. baseline names the
+// scenario the ratios are taken against ("" for none).
+func Aggregate(ms []Measurement, scenarios []string, baseline string) []Row {
+	type key struct{ scenario, signal, protocol string }
+	groups := map[key][]Measurement{}
+	for _, m := range ms {
+		k := key{m.Scenario.Name, m.Signal, m.Protocol}
+		groups[k] = append(groups[k], m)
+	}
+	var rows []Row
+	for _, signal := range Signals {
+		for _, protocol := range Protocols {
+			for _, scenario := range scenarios {
+				g := groups[key{scenario, signal, protocol}]
+				if len(g) == 0 {
+					continue
+				}
+				var rate, coll, side, total, rss []float64
+				excluded := true
+				for _, m := range g {
+					rate = append(rate, float64(m.Items)/m.Elapsed.Seconds())
+					coll = append(coll, perMillion(m.Collector, m.Items))
+					side = append(side, perMillion(m.Sidecars, m.Items))
+					total = append(total, perMillion(m.Collector.Add(m.Sidecars), m.Items))
+					rss = append(rss, float64(m.Collector.PeakRSS)/(1<<20))
+					excluded = excluded && m.StartupExcluded
+				}
+				rows = append(rows, Row{
+					Scenario: scenario, Signal: signal, Protocol: protocol, Rounds: len(g),
+					ItemsPerSec: median(rate), CPUCollector: median(coll), CPUSidecars: median(side),
+					CPUTotal: median(total), PeakRSSMB: median(rss), StartupExcluded: excluded,
+				})
+			}
+		}
+	}
+	base := map[[2]string]float64{}
+	for _, r := range rows {
+		if r.Scenario == baseline {
+			base[[2]string{r.Signal, r.Protocol}] = r.CPUTotal
+		}
+	}
+	for i, r := range rows {
+		if b := base[[2]string{r.Signal, r.Protocol}]; b > 0 {
+			rows[i].Ratio = r.CPUTotal / b
+		}
+	}
+	return rows
+}
+
+// WriteMarkdown writes the report table, then the scenarios that were not
+// available and the failures.
+func WriteMarkdown(w io.Writer, rows []Row, unavailable []Unavailable, failures []Failure) error {
+	var b strings.Builder
+	b.WriteString("| scenario | signal | proto | items/s | CPU s/M items: collector | sidecars | total | ratio to plain | peak RSS MB |\n")
+	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|\n")
+	footnote := false
+	for _, r := range rows {
+		ratio := "–"
+		if r.Ratio > 0 {
+			ratio = fmt.Sprintf("%.2fx", r.Ratio)
+		}
+		mark := ""
+		if !r.StartupExcluded {
+			mark, footnote = "*", true
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f%s | %.2f | %.2f | %s | %.0f |\n",
+			r.Scenario, r.Signal, r.Protocol, thousands(r.ItemsPerSec), r.CPUCollector, mark, r.CPUSidecars, r.CPUTotal, ratio, r.PeakRSSMB)
+	}
+	for _, u := range unavailable {
+		fmt.Fprintf(&b, "| %s | all | all | not available: %s | | | | | |\n", u.Scenario, escapeCell(u.Reason))
+	}
+	for _, f := range failures {
+		fmt.Fprintf(&b, "| %s | | | FAILED (round %d): %s | | | | | |\n", f.Case, f.Round, escapeCell(f.Err.Error()))
+	}
+	if footnote {
+		b.WriteString("\n\\* startup and warm-up CPU included: this system offers no way to read a running process's CPU time.\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// thousands formats a rate as an integer with comma separators.
+func thousands(x float64) string {
+	s := fmt.Sprintf("%.0f", x)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}
+
+// escapeCell makes text safe for one Markdown table cell: one line, no pipe,
+// bounded length.
+func escapeCell(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	s = strings.ReplaceAll(s, "|", `\|`)
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}

@@ -1,0 +1,297 @@
+package e2ebench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/otelcol-sdp/otelcol-sdp/internal/sidecar"
+)
+
+// Options configure a harness run.
+type Options struct {
+	// Collectors maps a scenario's bench-binary to the executable.
+	Collectors map[string]string
+	Sidecar    string // sdp-sidecar executable
+	Signals    []string
+	Protocols  []string
+	Shape      Shape
+	Items      int // items each case measures (rounded up to whole requests)
+	Warmup     int // requests sent before the measurement, not measured
+	Clients    int // concurrent clients
+	// Settle bounds the wait, after the last request was answered, for every
+	// item to reach its destinations.
+	Settle   time.Duration
+	WorkDir  string    // parent of each case's sockets, logs and stats files
+	Progress io.Writer // one line per case
+}
+
+// Case is one measured combination.
+type Case struct {
+	Scenario Scenario
+	Signal   string
+	Protocol string
+}
+
+// String names the case SCENARIO/SIGNAL/PROTO, the form -profile takes.
+func (c Case) String() string { return c.Scenario.Name + "/" + c.Signal + "/" + c.Protocol }
+
+// Measurement is the outcome of one case in one round.
+type Measurement struct {
+	Case
+	Items   int64         // items measured (warm-up excluded)
+	Elapsed time.Duration // from the first measured request until every item arrived
+	// Collector and Sidecars are the processes' rusage after a graceful
+	// stop; when StartupExcluded, minus the CPU they had used by the end of
+	// the warm-up.
+	Collector       Usage
+	Sidecars        Usage
+	StartupExcluded bool
+	Retries         int64
+}
+
+// runCase starts the system under test of c, drives it and stops it. When
+// prof is not nil the Collector runs with the pprof extension and prof is
+// called during the load with its endpoint; the load then lasts duration.
+func runCase(ctx context.Context, o Options, c Case, payload Payload, duration time.Duration, prof func(endpoint string) error) (m Measurement, err error) {
+	m.Case = c
+	dir, err := os.MkdirTemp(o.WorkDir, "case")
+	if err != nil {
+		return m, err
+	}
+	sink, err := NewSink()
+	if err != nil {
+		return m, err
+	}
+	defer sink.Stop()
+
+	var (
+		procs      []*process // sidecars, then the Collector
+		statsFiles []string
+		env        = []string{"BENCH_SINK_ENDPOINT=" + sink.Endpoint()}
+	)
+	defer func() {
+		for _, p := range procs {
+			p.kill()
+		}
+		if err == nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	for i := range c.Scenario.Sidecars {
+		socket := filepath.Join(dir, fmt.Sprintf("s%d.sock", i))
+		stats := filepath.Join(dir, fmt.Sprintf("sidecar-%d.json", i))
+		p, err := startProcess(fmt.Sprintf("sidecar-%d", i), o.Sidecar,
+			[]string{"-listen", "unix://" + socket, "-mode", "count", "-stats-file", stats, "-stats-interval", "100ms"},
+			nil, filepath.Join(dir, fmt.Sprintf("sidecar-%d.log", i)))
+		if err != nil {
+			return m, err
+		}
+		procs = append(procs, p)
+		statsFiles = append(statsFiles, stats)
+		if err := waitDial(ctx, p, "unix", socket, 15*time.Second); err != nil {
+			return m, err
+		}
+		env = append(env, fmt.Sprintf("BENCH_SHARD%d_ENDPOINT=unix://%s", i, socket))
+	}
+
+	ports, err := freePorts(4)
+	if err != nil {
+		return m, err
+	}
+	grpcEndpoint := "127.0.0.1:" + strconv.Itoa(ports[0])
+	httpEndpoint := "127.0.0.1:" + strconv.Itoa(ports[1])
+	env = append(env,
+		"BENCH_OTLP_GRPC_ENDPOINT="+grpcEndpoint,
+		"BENCH_OTLP_HTTP_ENDPOINT="+httpEndpoint,
+		"BENCH_METRICS_PORT="+strconv.Itoa(ports[2]))
+	config := c.Scenario.Path
+	pprofEndpoint := "127.0.0.1:" + strconv.Itoa(ports[3])
+	if prof != nil {
+		config = filepath.Join(dir, "config.yaml")
+		if err := writeWithPprof(c.Scenario.Path, config, pprofEndpoint); err != nil {
+			return m, err
+		}
+	}
+	collector, err := startProcess("collector", o.Collectors[c.Scenario.Binary], []string{"--config", config}, env, filepath.Join(dir, "collector.log"))
+	if err != nil {
+		return m, err
+	}
+	procs = append(procs, collector)
+	// The receivers start last, once the pipelines behind them run.
+	for _, ep := range []string{grpcEndpoint, httpEndpoint} {
+		if err := waitDial(ctx, collector, "tcp", ep, 60*time.Second); err != nil {
+			return m, err
+		}
+	}
+
+	endpoint := grpcEndpoint
+	if c.Protocol == "http" {
+		endpoint = httpEndpoint
+	}
+	load := Load{Protocol: c.Protocol, Endpoint: endpoint, Payload: payload, Clients: o.Clients}
+	counts := deliveryCounter{sink: sink, statsFiles: statsFiles, signal: c.Signal}
+
+	// Warm up (connections, pools, the Go heap), let it arrive, then take the
+	// CPU already used so that startup and warm-up are not charged to the run.
+	load.Requests = o.Warmup
+	warm, err := load.Run(ctx)
+	if err != nil {
+		return m, fmt.Errorf("warm-up: %w", err)
+	}
+	if _, err := counts.wait(ctx, c.Scenario, warm.Items, o.Settle); err != nil {
+		return m, fmt.Errorf("warm-up: %w", err)
+	}
+	base := make([]time.Duration, len(procs))
+	m.StartupExcluded = true
+	for i, p := range procs {
+		if base[i], err = (cpuSampler{}).sample(p.cmd.Process.Pid); err != nil {
+			m.StartupExcluded = false
+			clear(base)
+			break
+		}
+	}
+
+	load.Requests = (o.Items + payload.Items - 1) / payload.Items
+	load.Duration = duration
+	profErr := make(chan error, 1)
+	if prof != nil {
+		go func() { profErr <- prof(pprofEndpoint) }()
+	}
+	start := time.Now()
+	res, err := load.Run(ctx)
+	if err != nil {
+		return m, err
+	}
+	m.Retries = res.Retries
+	arrived, err := counts.wait(ctx, c.Scenario, warm.Items+res.Items, o.Settle)
+	if err != nil {
+		return m, err
+	}
+	m.Elapsed = arrived.Sub(start)
+	if prof != nil {
+		if err := <-profErr; err != nil {
+			return m, fmt.Errorf("profile: %w", err)
+		}
+	}
+
+	// Stop the Collector first, so that it hands everything on, then the
+	// sidecars, and check the final counts against what was sent.
+	var errs []error
+	for i := len(procs) - 1; i >= 0; i-- {
+		u, err := procs[i].stop()
+		errs = append(errs, err)
+		u.CPU -= base[i]
+		if procs[i] == collector {
+			m.Collector = u
+		} else {
+			m.Sidecars = m.Sidecars.Add(u)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return m, err
+	}
+	if err := counts.check(c.Scenario, warm.Items+res.Items); err != nil {
+		return m, err
+	}
+	m.Items = res.Items
+	if !m.StartupExcluded {
+		m.Items += warm.Items
+	}
+	return m, nil
+}
+
+// deliveryCounter reads how many items of a signal reached the sink and the
+// sidecars.
+type deliveryCounter struct {
+	sink       *Sink
+	statsFiles []string
+	signal     string
+}
+
+func (d deliveryCounter) counts() (sink, sidecars int64, err error) {
+	for _, path := range d.statsFiles {
+		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		var stats sidecar.Stats
+		if err := json.Unmarshal(b, &stats); err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", path, err)
+		}
+		sidecars += int64(stats.Totals[d.signal].Items)
+	}
+	return d.sink.Items(d.signal), sidecars, nil
+}
+
+// wait polls until every expected destination has want items and returns
+// when that happened. It fails at once when a destination gets more than
+// want (or anything it should not get), and after settle without progress.
+func (d deliveryCounter) wait(ctx context.Context, s Scenario, want int64, settle time.Duration) (time.Time, error) {
+	var last [2]int64
+	progress := time.Now()
+	for {
+		sink, sidecars, err := d.counts()
+		if err != nil {
+			return time.Time{}, err
+		}
+		now := time.Now()
+		if err := compare(s, want, sink, sidecars, false); err != nil {
+			return now, err
+		}
+		if (!s.Expects(DestSink) || sink == want) && (!s.Expects(DestSidecars) || sidecars == want) {
+			return now, nil
+		}
+		if cur := [2]int64{sink, sidecars}; cur != last {
+			last, progress = cur, now
+		}
+		if now.Sub(progress) > settle {
+			return now, fmt.Errorf("items stopped arriving short of %d sent: sink %d, sidecars %d", want, sink, sidecars)
+		}
+		select {
+		case <-ctx.Done():
+			return now, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// check compares the final counts, after every process stopped, with want.
+func (d deliveryCounter) check(s Scenario, want int64) error {
+	sink, sidecars, err := d.counts()
+	if err != nil {
+		return err
+	}
+	if n := d.sink.Errors(); n > 0 {
+		return fmt.Errorf("the sink could not read %d requests", n)
+	}
+	return compare(s, want, sink, sidecars, true)
+}
+
+// compare checks the counts of the destinations against want; before the
+// end (final false) a count short of want is not an error yet.
+func compare(s Scenario, want, sink, sidecars int64, final bool) error {
+	for _, d := range []struct {
+		dest string
+		got  int64
+	}{{DestSink, sink}, {DestSidecars, sidecars}} {
+		expect := int64(0)
+		if s.Expects(d.dest) {
+			expect = want
+		}
+		if d.got > expect || (final && d.got != expect) {
+			return fmt.Errorf("%s: %s received %d items, want exactly %d (sent %d)", s.Name, d.dest, d.got, expect, want)
+		}
+	}
+	return nil
+}

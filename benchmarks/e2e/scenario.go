@@ -1,0 +1,140 @@
+package e2ebench
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Destinations a scenario delivers the load to.
+const (
+	DestSink     = "sink"     // the harness's OTLP sink, behind the Collector's exporter
+	DestSidecars = "sidecars" // the sdp-sidecar processes, in count mode
+)
+
+// Scenario is one system under test: a Collector configuration file in
+// configs/, run with one binary, with a number of sidecars. Everything the
+// harness needs to know about it is in the comment header of the file:
+//
+//	# bench-binary: otelcol-sdp      (a key of the harness's binaries: plain or otelcol-sdp)
+//	# bench-sidecars: 2              (sdp-sidecar processes to start; 0 when absent)
+//	# bench-expect: sink,sidecars    (where every item must arrive exactly once)
+//	# bench-baseline: true           (the scenario the others are compared with)
+//
+// The header ends at the first line that is not a comment.
+type Scenario struct {
+	Name     string // the file name without .yaml
+	Path     string
+	Binary   string
+	Sidecars int
+	Expect   []string
+	Baseline bool
+}
+
+// Expects reports whether every item must arrive at dest. A destination that
+// is not expected must receive nothing.
+func (s Scenario) Expects(dest string) bool { return slices.Contains(s.Expect, dest) }
+
+// LoadScenarios reads every *.yaml file of dir: the baseline first, then the
+// others in name order.
+func LoadScenarios(dir string) ([]Scenario, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no *.yaml scenario in %s", dir)
+	}
+	slices.Sort(paths)
+	var out []Scenario
+	baselines := 0
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		s, err := ParseScenario(p, b)
+		if err != nil {
+			return nil, err
+		}
+		if s.Baseline {
+			baselines++
+		}
+		out = append(out, s)
+	}
+	if baselines > 1 {
+		return nil, fmt.Errorf("%s: more than one scenario says bench-baseline: true", dir)
+	}
+	slices.SortStableFunc(out, func(a, b Scenario) int {
+		switch {
+		case a.Baseline == b.Baseline:
+			return 0
+		case a.Baseline:
+			return -1
+		}
+		return 1
+	})
+	return out, nil
+}
+
+// ParseScenario reads the header of the configuration file at path, whose
+// content is b.
+func ParseScenario(path string, b []byte) (Scenario, error) {
+	s := Scenario{Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), Path: path}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(line, "#") {
+			break
+		}
+		key, value, ok := strings.Cut(strings.TrimSpace(strings.TrimPrefix(line, "#")), ":")
+		if !ok || !strings.HasPrefix(key, "bench-") {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		var err error
+		switch key {
+		case "bench-binary":
+			s.Binary = value
+		case "bench-sidecars":
+			s.Sidecars, err = strconv.Atoi(value)
+			if err == nil && (s.Sidecars < 0 || s.Sidecars > 16) {
+				err = errors.New("must be in [0, 16]")
+			}
+		case "bench-expect":
+			for _, d := range strings.Split(value, ",") {
+				d = strings.TrimSpace(d)
+				if d != DestSink && d != DestSidecars {
+					err = fmt.Errorf("unknown destination %q (sink or sidecars)", d)
+					break
+				}
+				s.Expect = append(s.Expect, d)
+			}
+		case "bench-baseline":
+			s.Baseline, err = strconv.ParseBool(value)
+		default:
+			err = errors.New("unknown key")
+		}
+		if err != nil {
+			return Scenario{}, fmt.Errorf("%s: %s: %w", path, key, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return Scenario{}, fmt.Errorf("%s: %w", path, err)
+	}
+	switch {
+	case s.Binary == "":
+		return Scenario{}, fmt.Errorf("%s: bench-binary: missing", path)
+	case len(s.Expect) == 0:
+		return Scenario{}, fmt.Errorf("%s: bench-expect: missing", path)
+	case s.Expects(DestSidecars) && s.Sidecars == 0:
+		return Scenario{}, fmt.Errorf("%s: bench-expect names sidecars but bench-sidecars is 0", path)
+	}
+	return s, nil
+}

@@ -1,0 +1,132 @@
+package e2ebench
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Usage is the CPU time and peak resident memory of one process.
+type Usage struct {
+	CPU     time.Duration // user + system
+	PeakRSS int64         // bytes; 0 when unknown
+}
+
+// Add sums two usages: CPU adds up, and so does peak RSS, as an upper bound
+// of the processes' joint peak.
+func (u Usage) Add(v Usage) Usage { return Usage{CPU: u.CPU + v.CPU, PeakRSS: u.PeakRSS + v.PeakRSS} }
+
+// usageOf reads the rusage of an exited process: the kernel's own account of
+// what the process used over its lifetime.
+func usageOf(state *os.ProcessState) Usage {
+	u := Usage{CPU: state.UserTime() + state.SystemTime()}
+	if ru, ok := state.SysUsage().(*syscall.Rusage); ok {
+		u.PeakRSS = maxRSSBytes(runtime.GOOS, int64(ru.Maxrss))
+	}
+	return u
+}
+
+// maxRSSBytes converts rusage's ru_maxrss to bytes: macOS and iOS report
+// bytes, Linux and the BSDs kibibytes.
+func maxRSSBytes(goos string, maxrss int64) int64 {
+	switch goos {
+	case "darwin", "ios":
+		return maxrss
+	}
+	return maxrss * 1024
+}
+
+// cpuSampler reads the CPU time a running process has used so far, so that
+// its startup can be subtracted from its lifetime rusage. It prefers
+// /proc/PID/stat (Linux) and falls back to ps(1), which macOS and the BSDs
+// have; if neither works the harness charges the startup to the run and says
+// so.
+type cpuSampler struct{}
+
+// errNoSample means no way to read a running process's CPU time was found.
+var errNoSample = errors.New("cannot read the CPU time of a running process on this system")
+
+// sample returns the user + system CPU time process pid has used.
+func (cpuSampler) sample(pid int) (time.Duration, error) {
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		return parseProcStat(b)
+	}
+	out, err := exec.Command("ps", "-o", "time=", "-p", strconv.Itoa(pid)).Output()
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", errNoSample, err)
+	}
+	return parsePSTime(string(out))
+}
+
+// procClockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on
+// every Linux architecture.
+const procClockTicks = 100
+
+// parseProcStat reads utime + stime (fields 14 and 15) of /proc/PID/stat.
+// The command name (field 2) is in parentheses and may hold spaces, so the
+// fields are counted from the last ')'.
+func parseProcStat(b []byte) (time.Duration, error) {
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc stat %q: no command name", s)
+	}
+	fields := strings.Fields(s[i+1:])
+	// fields[0] is field 3 (state), so field n is fields[n-3].
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc stat: %d fields after the command name, want at least 13", len(fields))
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc stat: %w", err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / procClockTicks, nil
+}
+
+// parsePSTime reads ps's cumulative CPU time, [[dd-]hh:]mm:ss[.ff]: macOS
+// prints e.g. "0:01.23", procps "00:00:01", and long runs "1-02:03:04".
+func parsePSTime(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, errors.New("ps: empty CPU time")
+	}
+	var days int64
+	if d, rest, ok := strings.Cut(s, "-"); ok {
+		n, err := strconv.ParseInt(d, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("ps CPU time %q: %w", s, err)
+		}
+		days, s = n, rest
+	}
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return 0, fmt.Errorf("ps CPU time %q: want [hh:]mm:ss", s)
+	}
+	secs, err := strconv.ParseFloat(parts[len(parts)-1], 64)
+	if err != nil || secs < 0 {
+		return 0, fmt.Errorf("ps CPU time %q: bad seconds", s)
+	}
+	total := time.Duration(days) * 24 * time.Hour
+	for i, p := range parts[:len(parts)-1] {
+		n, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("ps CPU time %q: bad field %q", s, p)
+		}
+		unit := time.Minute
+		if len(parts) == 3 && i == 0 {
+			unit = time.Hour
+		}
+		total += time.Duration(n) * unit
+	}
+	return total + time.Duration(secs*float64(time.Second)), nil
+}
