@@ -18,6 +18,9 @@ type sample struct {
 	metrics map[string]float64
 }
 
+// bytesUnit is the derived metric holding the bytes each op processed.
+const bytesUnit = "bytes/op"
+
 // parse reads `go test -bench` output (several packages, several -count runs
 // or several rounds appended to one file) and returns every result line in
 // order. Lines that are not results (goos:, PASS, logs) are skipped; a result
@@ -44,6 +47,11 @@ func parse(r io.Reader) ([]sample, error) {
 				return nil, fmt.Errorf("line %d: value %q: %v", line, f[i], err)
 			}
 			rn.metrics[f[i+1]] = v
+		}
+		if mbs, ns := rn.metrics["MB/s"], rn.metrics["ns/op"]; mbs > 0 && ns > 0 {
+			// The request size, from one line's pair (medians of MB/s and
+			// ns/op taken apart would not multiply back to it).
+			rn.metrics[bytesUnit] = mbs * ns / 1e3
 		}
 		runs = append(runs, rn)
 	}

@@ -167,11 +167,11 @@ func writeTables(w io.Writer, results []result, charts []*namedChart, o options)
 					continue
 				}
 				fmt.Fprintf(&b, " %s |", num(r.nsPerKB()))
-				if mbs, ns := r.metrics["MB/s"], r.metrics["ns/op"]; mbs > 0 && size == 0 {
-					size = mbs * 1e6 * ns / 1e9
+				if size == 0 {
+					size = r.metrics[bytesUnit]
 				}
 				for unit, v := range r.metrics {
-					if !slices.Contains([]string{"ns/op", "MB/s", "B/op", "allocs/op", "ns/resource"}, unit) &&
+					if !slices.Contains([]string{"ns/op", "MB/s", "B/op", "allocs/op", "ns/resource", bytesUnit}, unit) &&
 						!slices.Contains(extra, fmt.Sprintf("%g %s", v, unit)) {
 						extra = append(extra, fmt.Sprintf("%g %s", v, unit))
 					}
