@@ -208,7 +208,7 @@ func BenchmarkSweepScopes(b *testing.B) {
 }
 
 // The cut limit, 4 KiB to 1 MiB, on one resource of 10,000 spans of 15
-// attributes (about 4.5 MB): from over a thousand chunks down to a handful.
+// attributes (3.7 MB): from over a thousand chunks down to a handful.
 // Each run reports its chunk count.
 func BenchmarkSweepCutLimit(b *testing.B) {
 	sh := Shape{Resources: 1, Scopes: 1, Items: 10_000, Attrs: 15}
