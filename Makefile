@@ -128,6 +128,7 @@ test-unit:
 test-e2e: build $(OCB_STAMP) $(TELEMETRYGEN_STAMP)
 	$(E2E_ENV) $(GO) test -tags e2e -count=1 -timeout 25m ./test/...
 
+## test-arm64: the otlpwire, sdp and sdp/transport tests as linux/arm64 binaries (qemu on amd64 Linux, native on arm64)
 # The wire walker, the frame codec and the transport are also tested as
 # linux/arm64 binaries. On an amd64 Linux host they run under qemu user
 # emulation (Debian's qemu-user, installed when qemu-aarch64 is missing); on an
@@ -175,6 +176,7 @@ bench: bench-packages bench-wire
 bench-packages:
 	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v '/benchmarks/wirebench$$')
 
+## bench-wire: the otlpwire side-by-side suite alone (BENCH_ROUNDS, BENCH_TIME, BENCH_FILTER)
 # The otlpwire suite: BENCH_ROUNDS rounds, each running every benchmark once
 # (-count 1, BENCH_TIME each), appended to one file so that the rounds
 # interleave; then benchstat (medians, implementations side by side) and
