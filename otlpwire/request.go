@@ -115,7 +115,7 @@ func (d ResourceData) Resource() (Resource, error) {
 	}
 	_, res, _ := d.sig.schemas()
 	return Resource{attrList{b: d.b, outer: res, container: fieldResource, self: &schemaResource,
-		attrField: fieldResourceAttrs}}, nil
+		attrField: fieldResourceAttrs, refField: fieldEntityRefs}}, nil
 }
 
 // SchemaURL returns the schema_url of the message (the last occurrence wins).

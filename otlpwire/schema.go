@@ -51,6 +51,7 @@ const (
 	fieldResourceAttrs  = 1    // Resource.attributes
 	fieldScopeAttrs     = 3    // InstrumentationScope.attributes
 	fieldRequestEntries = 1    // Export*ServiceRequest.resource_x
+	fieldEntityRefs     = 3    // Resource.entity_refs
 )
 
 var (
@@ -72,6 +73,7 @@ var (
 	schemaAnyValue = schema{name: "AnyValue", known: [17]uint8{1: expLen, 2: expVarint, 3: expVarint, 4: expI64,
 		5: expLen, 6: expLen, 7: expLen, 8: expVarint}}
 	schemaArrayValue   = schema{name: "ArrayValue", known: [17]uint8{1: expLen}}
+	schemaEntityRef    = schema{name: "EntityRef", known: [17]uint8{1: expLen, 2: expLen, 3: expLen, 4: expLen}}
 	schemaKeyValueList = schema{name: "KeyValueList", known: [17]uint8{1: expLen}}
 
 	schemaSpan = schema{name: "Span", known: [17]uint8{1: expLen, 2: expLen, 3: expLen, 4: expLen, 5: expLen,

@@ -20,6 +20,12 @@ const (
 // that are not a well-formed OTLP message.
 var ErrMalformed = errors.New("otlpwire: malformed protobuf")
 
+// ErrUnsupported is matched (with errors.Is), together with ErrMalformed, by
+// the errors reporting input that pdata accepts but otlpwire refuses by
+// design: protobuf groups (wire types 3 and 4), which proto3 producers never
+// emit, and attribute values nested more than 100 arrays or kvlists deep.
+var ErrUnsupported = errors.New("otlpwire: unsupported protobuf input")
+
 // Reasons a message is malformed. They are kept unexported so that callers
 // depend only on ErrMalformed, while tests can tell the causes apart.
 var (
@@ -57,7 +63,13 @@ func (e *ParseError) Error() string {
 }
 
 // Unwrap lets errors.Is match both ErrMalformed and the specific reason.
-func (e *ParseError) Unwrap() []error { return []error{ErrMalformed, e.reason} }
+// Groups and deep nesting also match ErrUnsupported.
+func (e *ParseError) Unwrap() []error {
+	if e.reason == errGroup || e.reason == errTooDeep {
+		return []error{ErrMalformed, ErrUnsupported, e.reason}
+	}
+	return []error{ErrMalformed, e.reason}
+}
 
 func malformed(msg string, off int, field int32, reason error) error {
 	return &ParseError{Message: msg, Offset: off, Field: field, reason: reason}
