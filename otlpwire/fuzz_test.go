@@ -1,6 +1,7 @@
 package otlpwire
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
@@ -137,9 +138,20 @@ func fuzzResource(t *testing.T, rd ResourceData, accepted bool, pres []pcommon.M
 }
 
 // fuzzSplit checks that the chunks of an accepted resource of rn items are
-// accepted by pdata with the announced counts and hold every item.
+// accepted by pdata with the announced counts, hold every item, and equal
+// those of the previous (quadratic) implementation.
 func fuzzSplit(t *testing.T, sig Signal, rd ResourceData, rn int) {
 	t.Helper()
+	got, gerr := collectChunks(SplitResource(rd, 200, nil))
+	want, werr := collectChunks(refSplitResource(rd, 200, nil))
+	if gerr != werr || len(got) != len(want) {
+		t.Fatalf("split: %d chunks (%v), previously %d (%v)", len(got), gerr, len(want), werr)
+	}
+	for i := range got {
+		if !bytes.Equal(got[i].Request, want[i].Request) || got[i].ItemCount != want[i].ItemCount {
+			t.Fatalf("chunk %d differs from the previous implementation", i)
+		}
+	}
 	total := 0
 	for c, err := range SplitResource(rd, 200, nil) {
 		if errors.Is(err, ErrItemTooLarge) {
