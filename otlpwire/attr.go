@@ -30,6 +30,31 @@ func newSegReader(b []byte, outer *schema, container int32, inner *schema) segRe
 	return segReader{outer: newReader(b, outer), field: container, inner: reader{s: inner}}
 }
 
+// nextField is reader.nextField across the segments: the current field is
+// in s.inner.
+func (s *segReader) nextField() (int32, error) {
+	for {
+		if s.active {
+			num, err := s.inner.nextField()
+			if err != nil || num != 0 {
+				return num, err
+			}
+			s.active = false
+		}
+		if s.field == 0 {
+			return 0, nil
+		}
+		num, err := s.outer.nextField()
+		if err != nil || num == 0 {
+			return 0, err
+		}
+		if num == s.field {
+			s.inner = reader{b: s.outer.data, s: s.inner.s}
+			s.active = true
+		}
+	}
+}
+
 func (s *segReader) next() (field, bool, error) {
 	for {
 		if s.active {
@@ -75,9 +100,9 @@ func (l attrList) reader() segReader {
 }
 
 // check validates a field of the list that is not an attribute.
-func (l attrList) check(f *field) error {
-	if l.refField != 0 && f.num == l.refField {
-		return validate(f.data, &schemaEntityRef)
+func (l attrList) check(num int32, data []byte) error {
+	if num == l.refField && l.refField != 0 {
+		return validate(data, &schemaEntityRef)
 	}
 	return nil
 }
@@ -89,25 +114,26 @@ func (l attrList) all() iter.Seq2[KeyValue, error] {
 func (l attrList) each(yield func(KeyValue, error) bool) {
 	rd := l.reader()
 	for {
-		f, ok, err := rd.next()
-		if err == nil && ok {
-			if f.num == l.attrField {
+		num, err := rd.nextField()
+		if err == nil && num != 0 {
+			data := rd.inner.data
+			if num == l.attrField {
 				var key []byte
-				if key, _, err = parseKV(f.data, 0); err == nil {
-					if !yield(KeyValue{key: key, b: f.data}, nil) {
+				if key, _, err = parseKV(data, 0); err == nil {
+					if !yield(KeyValue{key: key, b: data}, nil) {
 						return
 					}
 					continue
 				}
 			} else {
-				err = l.check(&f)
+				err = l.check(num, data)
 			}
 		}
 		if err != nil {
 			yield(KeyValue{}, err)
 			return
 		}
-		if !ok {
+		if num == 0 {
 			return
 		}
 	}
@@ -121,20 +147,20 @@ func (l attrList) get(key string) (Value, bool, error) {
 	var found Value
 	seen := false
 	for {
-		f, ok, err := rd.next()
+		num, err := rd.nextField()
 		if err != nil {
 			return Value{}, false, err
 		}
-		if !ok {
+		if num == 0 {
 			return found, seen, nil
 		}
-		if f.num != l.attrField {
-			if err := l.check(&f); err != nil {
+		if num != l.attrField {
+			if err := l.check(num, rd.inner.data); err != nil {
 				return Value{}, false, err
 			}
 			continue
 		}
-		k, v, err := parseKV(f.data, 0)
+		k, v, err := parseKV(rd.inner.data, 0)
 		if err != nil {
 			return Value{}, false, err
 		}
@@ -148,20 +174,20 @@ func (l attrList) hash() (uint64, error) {
 	rd := l.reader()
 	var sum, n uint64
 	for {
-		f, ok, err := rd.next()
+		num, err := rd.nextField()
 		if err != nil {
 			return 0, err
 		}
-		if !ok {
+		if num == 0 {
 			return finishHash(sum, n), nil
 		}
-		if f.num != l.attrField {
-			if err := l.check(&f); err != nil {
+		if num != l.attrField {
+			if err := l.check(num, rd.inner.data); err != nil {
 				return 0, err
 			}
 			continue
 		}
-		k, v, err := parseKV(f.data, 0)
+		k, v, err := parseKV(rd.inner.data, 0)
 		if err != nil {
 			return 0, err
 		}
@@ -251,7 +277,7 @@ func (l attrList) lastField(num int32) (field, error) {
 		if f.num == l.attrField {
 			_, _, err = parseKV(f.data, 0)
 		} else {
-			err = l.check(&f)
+			err = l.check(f.num, f.data)
 		}
 		if err != nil {
 			return field{}, err
@@ -303,19 +329,18 @@ type KeyValue struct {
 func parseKV(b []byte, depth int) (key []byte, v Value, err error) {
 	rd := newReader(b, &schemaKeyValue)
 	for {
-		f, ok, err := rd.next()
+		num, err := rd.nextField()
 		if err != nil {
 			return nil, Value{}, err
 		}
-		if !ok {
+		switch num {
+		case 0:
 			return key, v, nil
-		}
-		switch f.num {
 		case 1:
-			key = f.data
+			key = rd.data
 		case 2:
 			// Several value fields merge: the last oneof member wins overall.
-			if err := v.mergeChecked(f.data, depth); err != nil {
+			if err := v.mergeChecked(rd.data, depth); err != nil {
 				return nil, Value{}, err
 			}
 		}
@@ -435,21 +460,34 @@ func (v *Value) mergeChecked(b []byte, depth int) error {
 	}
 	rd := newReader(b, &schemaAnyValue)
 	for {
-		f, ok, err := rd.next()
-		if err != nil || !ok {
+		num, err := rd.nextField()
+		if err != nil || num == 0 {
 			return err
 		}
-		switch f.num {
+		switch num {
+		case 1:
+			*v = Value{kind: ValueKindStr, data: rd.data}
+		case 2:
+			*v = Value{kind: ValueKindBool, num: rd.val}
+		case 3:
+			*v = Value{kind: ValueKindInt, num: rd.val}
+		case 4:
+			*v = Value{kind: ValueKindDouble, num: rd.val}
 		case 5:
-			if err := checkArray(f.data, depth+1); err != nil {
+			if err := checkArray(rd.data, depth+1); err != nil {
 				return err
 			}
+			*v = Value{kind: ValueKindSlice, data: rd.data}
 		case 6:
-			if err := checkKVList(f.data, depth+1); err != nil {
+			if err := checkKVList(rd.data, depth+1); err != nil {
 				return err
 			}
+			*v = Value{kind: ValueKindMap, data: rd.data}
+		case 7:
+			*v = Value{kind: ValueKindBytes, data: rd.data}
+		case 8:
+			*v = Value{}
 		}
-		v.set(&f)
 	}
 }
 
@@ -457,13 +495,13 @@ func (v *Value) mergeChecked(b []byte, depth int) error {
 func checkArray(b []byte, depth int) error {
 	rd := newReader(b, &schemaArrayValue)
 	for {
-		f, ok, err := rd.next()
-		if err != nil || !ok {
+		num, err := rd.nextField()
+		if err != nil || num == 0 {
 			return err
 		}
-		if f.num == 1 {
+		if num == 1 {
 			var e Value
-			if err := e.mergeChecked(f.data, depth); err != nil {
+			if err := e.mergeChecked(rd.data, depth); err != nil {
 				return err
 			}
 		}
@@ -474,12 +512,12 @@ func checkArray(b []byte, depth int) error {
 func checkKVList(b []byte, depth int) error {
 	rd := newReader(b, &schemaKeyValueList)
 	for {
-		f, ok, err := rd.next()
-		if err != nil || !ok {
+		num, err := rd.nextField()
+		if err != nil || num == 0 {
 			return err
 		}
-		if f.num == 1 {
-			if _, _, err := parseKV(f.data, depth); err != nil {
+		if num == 1 {
+			if _, _, err := parseKV(rd.data, depth); err != nil {
 				return err
 			}
 		}

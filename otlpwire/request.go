@@ -33,15 +33,15 @@ func (r Request) ItemCount() (int, error) {
 	rd := newReader(r.b, req)
 	total := 0
 	for {
-		f, ok, err := rd.next()
+		num, err := rd.nextField()
 		if err != nil {
 			return 0, err
 		}
-		if !ok {
+		if num == 0 {
 			return total, nil
 		}
-		if f.num == fieldRequestEntries {
-			n, err := countResource(r.sig, f.data)
+		if num == fieldRequestEntries {
+			n, err := countResource(r.sig, rd.data)
 			if err != nil {
 				return 0, err
 			}
@@ -65,15 +65,15 @@ func (r Request) resources(yield func(ResourceData, error) bool) {
 	req, _, _ := r.sig.schemas()
 	rd := newReader(r.b, req)
 	for {
-		f, ok, err := rd.next()
+		num, err := rd.nextField()
 		if err != nil {
 			yield(ResourceData{}, err)
 			return
 		}
-		if !ok {
+		if num == 0 {
 			return
 		}
-		if f.num == fieldRequestEntries && !yield(ResourceData{sig: r.sig, b: f.data}, nil) {
+		if num == fieldRequestEntries && !yield(ResourceData{sig: r.sig, b: rd.data}, nil) {
 			return
 		}
 	}
@@ -165,14 +165,14 @@ func (d ResourceData) scopeField() (int32, error) {
 	rd := newReader(d.b, res)
 	want := int32(fieldDeprecated)
 	for {
-		f, ok, err := rd.next()
+		num, err := rd.nextField()
 		if err != nil {
 			return 0, err
 		}
-		if !ok {
+		if num == 0 {
 			return want, nil
 		}
-		if f.num == fieldScopes {
+		if num == fieldScopes {
 			want = fieldScopes
 		}
 	}
@@ -200,7 +200,8 @@ func (s ScopeData) ItemCount() (int, error) {
 	if !s.sig.valid() {
 		return 0, ErrUnknownSignal
 	}
-	return countScope(s.sig, s.b)
+	_, _, sc := s.sig.schemas()
+	return countScope(s.sig, sc, s.b)
 }
 
 // Scope returns the instrumentation scope (empty if absent; merged if the

@@ -133,7 +133,7 @@ func (s *splitter) run() {
 			return
 		}
 		if s.fits(len(entry)) {
-			n, _ := countScope(s.sig, f.data)
+			n, _ := countScope(s.sig, s.scope, f.data)
 			s.buf = append(s.buf, entry...)
 			s.items += n
 			s.nonEmpty = true

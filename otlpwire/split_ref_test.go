@@ -89,7 +89,7 @@ func (s *refSplitter) run() {
 			return
 		}
 		if s.fits(len(entry)) {
-			n, _ := countScope(s.sig, f.data)
+			n, _ := countScope(s.sig, s.scope, f.data)
 			s.buf = append(s.buf, entry...)
 			s.items += n
 			s.nonEmpty = true
