@@ -197,7 +197,50 @@ func (l attrList) hash() (uint64, error) {
 	}
 }
 
+// hashKeys reads the list once, whatever the number of keys (up to 64; a
+// longer list falls back to one lookup per key).
 func (l attrList) hashKeys(keys []string) (uint64, int, error) {
+	if len(keys) > 64 {
+		return l.hashKeysEach(keys)
+	}
+	rd := l.reader()
+	var sum, n, seen uint64
+	for {
+		num, err := rd.nextField()
+		if err != nil {
+			return 0, 0, err
+		}
+		if num == 0 {
+			return finishHash(sum, n), int(n), nil
+		}
+		if num != l.attrField {
+			if err := l.check(num, rd.inner.data); err != nil {
+				return 0, 0, err
+			}
+			continue
+		}
+		k, v, err := parseKV(rd.inner.data, 0)
+		if err != nil {
+			return 0, 0, err
+		}
+		// The first index of k in keys stands for every listed copy of it.
+		i := -1
+		for j, key := range keys {
+			if key == string(k) {
+				i = j
+				break
+			}
+		}
+		if i < 0 || seen&(1<<i) != 0 {
+			continue
+		}
+		seen |= 1 << i
+		sum += mix64(hashValue(fnvBytes(fnvUvarint(fnvOffset, uint64(len(k))), k), v))
+		n++
+	}
+}
+
+func (l attrList) hashKeysEach(keys []string) (uint64, int, error) {
 	var sum, n uint64
 outer:
 	for i, k := range keys {
