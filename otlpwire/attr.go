@@ -370,6 +370,16 @@ type KeyValue struct {
 // its value recursively down to depth maxDepth, and returns its key (the
 // last occurrence of field 1, as pdata reads it) and decoded value.
 func parseKV(b []byte, depth int) (key []byte, v Value, err error) {
+	// Fast path for the shape every encoder writes for short attributes:
+	// key (field 1), then value (field 2), one-byte lengths, nothing else.
+	if len(b) >= 4 && b[0] == 0x0a && b[1] < 0x80 {
+		if k := 2 + int(b[1]); k+2 <= len(b) && b[k] == 0x12 && b[k+1] < 0x80 && k+2+int(b[k+1]) == len(b) {
+			if err := v.mergeChecked(b[k+2:], depth); err != nil {
+				return nil, Value{}, err
+			}
+			return b[2:k], v, nil
+		}
+	}
 	rd := newReader(b, &schemaKeyValue)
 	for {
 		num, err := rd.nextField()
@@ -500,6 +510,11 @@ func NewValue(b []byte) (Value, error) {
 func (v *Value) mergeChecked(b []byte, depth int) error {
 	if depth > maxDepth {
 		return malformed("AnyValue", 0, 0, errTooDeep)
+	}
+	// Fast path: a short string value and nothing else.
+	if len(b) >= 2 && b[0] == 0x0a && b[1] < 0x80 && int(b[1]) == len(b)-2 {
+		*v = Value{kind: ValueKindStr, data: b[2:]}
+		return nil
 	}
 	rd := newReader(b, &schemaAnyValue)
 	for {

@@ -65,6 +65,15 @@ func (r Request) resources(yield func(ResourceData, error) bool) {
 	req, _, _ := r.sig.schemas()
 	rd := newReader(r.b, req)
 	for {
+		// Nearly every field of a request is a resource: read its tag and
+		// length inline, and leave anything else to nextField.
+		if data, next, ok := resourceEntry(r.b, rd.pos); ok {
+			rd.pos = next
+			if !yield(ResourceData{sig: r.sig, b: data}, nil) {
+				return
+			}
+			continue
+		}
 		num, err := rd.nextField()
 		if err != nil {
 			yield(ResourceData{}, err)
@@ -273,4 +282,30 @@ func lastScalar(b []byte, s *schema, num int32) (uint64, bool, error) {
 			v, found = f.val, true
 		}
 	}
+}
+
+// resourceEntry reads, at pos, a field-1 LEN field whose length takes at
+// most four bytes (256 MiB) and fits b. ok is false for anything else,
+// which the caller reads the general way (and reports, if it is malformed).
+func resourceEntry(b []byte, pos int) (data []byte, next int, ok bool) {
+	if pos >= len(b) || b[pos] != requestTag {
+		return nil, 0, false
+	}
+	p := pos + 1
+	n := 0
+	for shift := 0; shift < 28; shift += 7 {
+		if p >= len(b) {
+			return nil, 0, false
+		}
+		c := b[p]
+		p++
+		n |= int(c&0x7f) << shift
+		if c < 0x80 {
+			if n > len(b)-p {
+				return nil, 0, false
+			}
+			return b[p : p+n : p+n], p + n, true
+		}
+	}
+	return nil, 0, false
 }
