@@ -523,29 +523,16 @@ func (v *Value) mergeChecked(b []byte, depth int) error {
 			return err
 		}
 		switch num {
-		case 1:
-			*v = Value{kind: ValueKindStr, data: rd.data}
-		case 2:
-			*v = Value{kind: ValueKindBool, num: rd.val}
-		case 3:
-			*v = Value{kind: ValueKindInt, num: rd.val}
-		case 4:
-			*v = Value{kind: ValueKindDouble, num: rd.val}
 		case 5:
 			if err := checkArray(rd.data, depth+1); err != nil {
 				return err
 			}
-			*v = Value{kind: ValueKindSlice, data: rd.data}
 		case 6:
 			if err := checkKVList(rd.data, depth+1); err != nil {
 				return err
 			}
-			*v = Value{kind: ValueKindMap, data: rd.data}
-		case 7:
-			*v = Value{kind: ValueKindBytes, data: rd.data}
-		case 8:
-			*v = Value{}
 		}
+		v.set(num, &rd)
 	}
 }
 
@@ -587,36 +574,35 @@ func checkKVList(b []byte, depth int) error {
 func (v *Value) merge(b []byte) error {
 	rd := newReader(b, &schemaAnyValue)
 	for {
-		f, ok, err := rd.next()
-		if err != nil || !ok {
+		num, err := rd.nextField()
+		if err != nil || num == 0 {
 			return err
 		}
-		v.set(&f)
+		v.set(num, &rd)
 	}
 }
 
-// set applies one AnyValue field to v.
-func (v *Value) set(f *field) {
-	{
-		switch f.num {
-		case 1:
-			*v = Value{kind: ValueKindStr, data: f.data}
-		case 2:
-			*v = Value{kind: ValueKindBool, num: f.val}
-		case 3:
-			*v = Value{kind: ValueKindInt, num: f.val}
-		case 4:
-			*v = Value{kind: ValueKindDouble, num: f.val}
-		case 5:
-			*v = Value{kind: ValueKindSlice, data: f.data}
-		case 6:
-			*v = Value{kind: ValueKindMap, data: f.data}
-		case 7:
-			*v = Value{kind: ValueKindBytes, data: f.data}
-		case 8:
-			// A string-table index: pdata exposes it as an empty value.
-			*v = Value{}
-		}
+// set applies the AnyValue field num, just read by rd, to v: the last oneof
+// member wins.
+func (v *Value) set(num int32, rd *reader) {
+	switch num {
+	case 1:
+		*v = Value{kind: ValueKindStr, data: rd.data}
+	case 2:
+		*v = Value{kind: ValueKindBool, num: rd.val}
+	case 3:
+		*v = Value{kind: ValueKindInt, num: rd.val}
+	case 4:
+		*v = Value{kind: ValueKindDouble, num: rd.val}
+	case 5:
+		*v = Value{kind: ValueKindSlice, data: rd.data}
+	case 6:
+		*v = Value{kind: ValueKindMap, data: rd.data}
+	case 7:
+		*v = Value{kind: ValueKindBytes, data: rd.data}
+	case 8:
+		// A string-table index: pdata exposes it as an empty value.
+		*v = Value{}
 	}
 }
 
