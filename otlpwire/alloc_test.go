@@ -69,6 +69,21 @@ func TestZeroAllocations(t *testing.T) {
 				v, _, _ := res.Attribute("service.name")
 				_ = v.AppendText(buf[:0])
 			},
+			"Text": func() {
+				v, _, _ := res.Attribute("service.name")
+				if _, err := v.Text(buf[:0]); err != nil {
+					t.Fatal(err)
+				}
+			},
+			"Text of a kvlist": func() {
+				v, err := NewValue(kvlistValue)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := v.Text(buf[:0]); err != nil {
+					t.Fatal(err)
+				}
+			},
 		}
 		for name, fn := range checks {
 			if n := testing.AllocsPerRun(20, fn); n != 0 {
@@ -311,5 +326,43 @@ func readMetric(m Metric, errs *firstError) {
 		for kv, err := range p.Attributes() {
 			readKV(kv, err, errs)
 		}
+	}
+}
+
+// kvlistValue is an AnyValue holding {"b": [1, "x"], "a": bytes("")}.
+var kvlistValue = []byte{
+	0x32, 0x1b, // kvlist_value, 27 bytes
+	0x0a, 0x10, 0x0a, 0x01, 'b', 0x12, 0x0b, // values: {key "b", value (11 bytes):
+	0x2a, 0x09, 0x0a, 0x02, 0x18, 0x01, 0x0a, 0x03, 0x0a, 0x01, 'x', // array [int 1, "x"]}
+	0x0a, 0x07, 0x0a, 0x01, 'a', 0x12, 0x02, 0x3a, 0x00, // values: {key "a", value bytes ""}
+}
+
+// SplitResource allocates a constant per call (its iterator state), never per
+// chunk: cutting into eight times more chunks allocates the same.
+func TestCutAllocatesNothingPerChunk(t *testing.T) {
+	bt := genBatch(SignalTraces, 1, shape{resources: 3, scopes: 2, items: 30, attrs: 4})
+	req := NewRequest(SignalTraces, bt.b)
+	buf := make([]byte, 0, len(bt.b)+16)
+	cut := func(limit int) (allocs float64, chunks int) {
+		allocs = testing.AllocsPerRun(20, func() {
+			chunks = 0
+			for rd := range req.Resources() {
+				for _, err := range SplitResource(rd, limit, buf[:0]) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					chunks++
+				}
+			}
+		})
+		return allocs, chunks
+	}
+	a1, c1 := cut(4096)
+	a8, c8 := cut(1024)
+	if c8 < 3*c1 {
+		t.Fatalf("%d and %d chunks: the limits do not change the chunk count enough", c1, c8)
+	}
+	if a8 != a1 || a1 > 4*3 { // at most 4 per call (3 resources)
+		t.Fatalf("%v allocations for %d chunks, %v for %d", a1, c1, a8, c8)
 	}
 }

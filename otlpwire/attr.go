@@ -2,6 +2,7 @@ package otlpwire
 
 import (
 	"encoding/base64"
+	"errors"
 	"iter"
 	"math"
 	"strconv"
@@ -29,6 +30,31 @@ func newSegReader(b []byte, outer *schema, container int32, inner *schema) segRe
 	return segReader{outer: newReader(b, outer), field: container, inner: reader{s: inner}}
 }
 
+// nextField is reader.nextField across the segments: the current field is
+// in s.inner.
+func (s *segReader) nextField() (int32, error) {
+	for {
+		if s.active {
+			num, err := s.inner.nextField()
+			if err != nil || num != 0 {
+				return num, err
+			}
+			s.active = false
+		}
+		if s.field == 0 {
+			return 0, nil
+		}
+		num, err := s.outer.nextField()
+		if err != nil || num == 0 {
+			return 0, err
+		}
+		if num == s.field {
+			s.inner = reader{b: s.outer.data, s: s.inner.s}
+			s.active = true
+		}
+	}
+}
+
 func (s *segReader) next() (field, bool, error) {
 	for {
 		if s.active {
@@ -52,19 +78,33 @@ func (s *segReader) next() (field, bool, error) {
 	}
 }
 
-// attrList is what Resource and InstrumentationScope have in common: a
-// message (possibly merged from several occurrences) with a repeated
-// KeyValue field.
+// attrList is what Resource, InstrumentationScope and the items have in
+// common: a message (possibly merged from several occurrences) with a
+// repeated KeyValue field.
+//
+// Every operation on an attrList validates, in the same pass, each
+// attribute it meets completely (the value recursively, as pdata unmarshals
+// it) and the nested messages named by refField, so that a value pdata
+// would reject is an error and never a key, a value or a hash.
 type attrList struct {
 	b         []byte
 	outer     *schema // schema of the container, when container != 0
 	container int32   // field of the container holding the message; 0: b is the message
 	self      *schema
 	attrField int32
+	refField  int32 // Resource.entity_refs: validated as EntityRef messages; 0: none
 }
 
 func (l attrList) reader() segReader {
 	return newSegReader(l.b, l.outer, l.container, l.self)
+}
+
+// check validates a field of the list that is not an attribute.
+func (l attrList) check(num int32, data []byte) error {
+	if num == l.refField && l.refField != 0 {
+		return validate(data, &schemaEntityRef)
+	}
+	return nil
 }
 
 func (l attrList) all() iter.Seq2[KeyValue, error] {
@@ -74,41 +114,58 @@ func (l attrList) all() iter.Seq2[KeyValue, error] {
 func (l attrList) each(yield func(KeyValue, error) bool) {
 	rd := l.reader()
 	for {
-		f, ok, err := rd.next()
+		num, err := rd.nextField()
+		if err == nil && num != 0 {
+			data := rd.inner.data
+			if num == l.attrField {
+				var key []byte
+				if key, _, err = parseKV(data, 0); err == nil {
+					if !yield(KeyValue{key: key, b: data}, nil) {
+						return
+					}
+					continue
+				}
+			} else {
+				err = l.check(num, data)
+			}
+		}
 		if err != nil {
 			yield(KeyValue{}, err)
 			return
 		}
-		if !ok {
-			return
-		}
-		if f.num != l.attrField {
-			continue
-		}
-		kv, err := parseKeyValue(f.data)
-		if !yield(kv, err) || err != nil {
+		if num == 0 {
 			return
 		}
 	}
 }
 
+// get returns the value of the first attribute named key. It reads the
+// whole list, validating every attribute, so the answer does not depend on
+// where the malformed part of a message lies.
 func (l attrList) get(key string) (Value, bool, error) {
 	rd := l.reader()
+	var found Value
+	seen := false
 	for {
-		f, ok, err := rd.next()
-		if err != nil || !ok {
-			return Value{}, false, err
-		}
-		if f.num != l.attrField {
-			continue
-		}
-		kv, err := parseKeyValue(f.data)
+		num, err := rd.nextField()
 		if err != nil {
 			return Value{}, false, err
 		}
-		if string(kv.key) == key {
-			v, err := kv.Value()
-			return v, err == nil, err
+		if num == 0 {
+			return found, seen, nil
+		}
+		if num != l.attrField {
+			if err := l.check(num, rd.inner.data); err != nil {
+				return Value{}, false, err
+			}
+			continue
+		}
+		k, v, err := parseKV(rd.inner.data, 0)
+		if err != nil {
+			return Value{}, false, err
+		}
+		if !seen && string(k) == key {
+			found, seen = v, true
 		}
 	}
 }
@@ -117,30 +174,73 @@ func (l attrList) hash() (uint64, error) {
 	rd := l.reader()
 	var sum, n uint64
 	for {
-		f, ok, err := rd.next()
+		num, err := rd.nextField()
 		if err != nil {
 			return 0, err
 		}
-		if !ok {
+		if num == 0 {
 			return finishHash(sum, n), nil
 		}
-		if f.num != l.attrField {
+		if num != l.attrField {
+			if err := l.check(num, rd.inner.data); err != nil {
+				return 0, err
+			}
 			continue
 		}
-		kv, err := parseKeyValue(f.data)
+		k, v, err := parseKV(rd.inner.data, 0)
 		if err != nil {
 			return 0, err
 		}
-		h, err := hashAttribute(kv, 0)
-		if err != nil {
-			return 0, err
-		}
-		sum += h
+		h := fnvBytes(fnvUvarint(fnvOffset, uint64(len(k))), k)
+		sum += mix64(hashValue(h, v))
 		n++
 	}
 }
 
+// hashKeys reads the list once, whatever the number of keys (up to 64; a
+// longer list falls back to one lookup per key).
 func (l attrList) hashKeys(keys []string) (uint64, int, error) {
+	if len(keys) > 64 {
+		return l.hashKeysEach(keys)
+	}
+	rd := l.reader()
+	var sum, n, seen uint64
+	for {
+		num, err := rd.nextField()
+		if err != nil {
+			return 0, 0, err
+		}
+		if num == 0 {
+			return finishHash(sum, n), int(n), nil
+		}
+		if num != l.attrField {
+			if err := l.check(num, rd.inner.data); err != nil {
+				return 0, 0, err
+			}
+			continue
+		}
+		k, v, err := parseKV(rd.inner.data, 0)
+		if err != nil {
+			return 0, 0, err
+		}
+		// The first index of k in keys stands for every listed copy of it.
+		i := -1
+		for j, key := range keys {
+			if key == string(k) {
+				i = j
+				break
+			}
+		}
+		if i < 0 || seen&(1<<i) != 0 {
+			continue
+		}
+		seen |= 1 << i
+		sum += mix64(hashValue(fnvBytes(fnvUvarint(fnvOffset, uint64(len(k))), k), v))
+		n++
+	}
+}
+
+func (l attrList) hashKeysEach(keys []string) (uint64, int, error) {
 	var sum, n uint64
 outer:
 	for i, k := range keys {
@@ -156,11 +256,7 @@ outer:
 		if !ok {
 			continue
 		}
-		h, err := hashKeyValue(fnvString(fnvOffset, k), v, 0)
-		if err != nil {
-			return 0, 0, err
-		}
-		sum += h
+		sum += mix64(hashValue(fnvString(fnvOffset, k), v))
 		n++
 	}
 	return finishHash(sum, n), int(n), nil
@@ -171,16 +267,19 @@ type Resource struct{ l attrList }
 
 // NewResource returns a view of b, the encoding of one Resource message.
 func NewResource(b []byte) Resource {
-	return Resource{attrList{b: b, self: &schemaResource, attrField: fieldResourceAttrs}}
+	return Resource{attrList{b: b, self: &schemaResource, attrField: fieldResourceAttrs, refField: fieldEntityRefs}}
 }
 
 // Attributes iterates over the resource attributes in wire order, including
-// duplicated keys. Each KeyValue is validated before it is yielded; after an
-// error the iteration stops.
+// duplicated keys. Each KeyValue is validated completely (its value
+// recursively) before it is yielded, and so are the resource's other fields
+// as they are reached; a malformed field ends the iteration with an error,
+// after the attributes that precede it.
 func (r Resource) Attributes() iter.Seq2[KeyValue, error] { return r.l.all() }
 
 // Attribute returns the value of the first attribute named key, as pdata's
-// Map.Get does.
+// Map.Get does. It validates the whole resource, so a resource pdata would
+// reject yields an error whichever attribute is asked for.
 func (r Resource) Attribute(key string) (Value, bool, error) { return r.l.get(key) }
 
 // Hash returns the routing hash of all resource attributes. See the package
@@ -202,32 +301,41 @@ func (r Resource) DroppedAttributesCount() (uint32, error) {
 	return uint32(v), err
 }
 
-func (l attrList) lastScalar(num int32) (uint64, error) {
+// lastField returns the last occurrence of field num, after validating the
+// whole list as the other attrList operations do.
+func (l attrList) lastField(num int32) (field, error) {
 	rd := l.reader()
-	var v uint64
+	var last field
 	for {
 		f, ok, err := rd.next()
-		if err != nil || !ok {
-			return v, err
+		if err != nil {
+			return field{}, err
+		}
+		if !ok {
+			return last, nil
 		}
 		if f.num == num {
-			v = f.val
+			last = f
+		}
+		if f.num == l.attrField {
+			_, _, err = parseKV(f.data, 0)
+		} else {
+			err = l.check(f.num, f.data)
+		}
+		if err != nil {
+			return field{}, err
 		}
 	}
 }
 
+func (l attrList) lastScalar(num int32) (uint64, error) {
+	f, err := l.lastField(num)
+	return f.val, err
+}
+
 func (l attrList) lastBytes(num int32) ([]byte, error) {
-	rd := l.reader()
-	var v []byte
-	for {
-		f, ok, err := rd.next()
-		if err != nil || !ok {
-			return v, err
-		}
-		if f.num == num {
-			v = f.data
-		}
-	}
+	f, err := l.lastField(num)
+	return f.data, err
 }
 
 // InstrumentationScope is a view of an OTLP InstrumentationScope message.
@@ -258,8 +366,41 @@ type KeyValue struct {
 	b   []byte
 }
 
-// parseKeyValue validates the framing of a KeyValue and finds its key (the
-// last occurrence of field 1, as pdata reads it).
+// parseKV reads one KeyValue in a single pass: it validates it completely,
+// its value recursively down to depth maxDepth, and returns its key (the
+// last occurrence of field 1, as pdata reads it) and decoded value.
+func parseKV(b []byte, depth int) (key []byte, v Value, err error) {
+	// Fast path for the shape every encoder writes for short attributes:
+	// key (field 1), then value (field 2), one-byte lengths, nothing else.
+	if len(b) >= 4 && b[0] == 0x0a && b[1] < 0x80 {
+		if k := 2 + int(b[1]); k+2 <= len(b) && b[k] == 0x12 && b[k+1] < 0x80 && k+2+int(b[k+1]) == len(b) {
+			if err := v.mergeChecked(b[k+2:], depth); err != nil {
+				return nil, Value{}, err
+			}
+			return b[2:k], v, nil
+		}
+	}
+	rd := newReader(b, &schemaKeyValue)
+	for {
+		num, err := rd.nextField()
+		if err != nil {
+			return nil, Value{}, err
+		}
+		switch num {
+		case 0:
+			return key, v, nil
+		case 1:
+			key = rd.data
+		case 2:
+			// Several value fields merge: the last oneof member wins overall.
+			if err := v.mergeChecked(rd.data, depth); err != nil {
+				return nil, Value{}, err
+			}
+		}
+	}
+}
+
+// parseKeyValue reads the key of a KeyValue already validated by parseKV.
 func parseKeyValue(b []byte) (KeyValue, error) {
 	rd := newReader(b, &schemaKeyValue)
 	kv := KeyValue{b: b}
@@ -353,40 +494,115 @@ type Value struct {
 	num  uint64
 }
 
-// NewValue decodes b, the encoding of one AnyValue message.
+// NewValue decodes b, the encoding of one AnyValue message, after
+// validating it completely (nested arrays and kvlists included) as pdata's
+// unmarshaler would.
 func NewValue(b []byte) (Value, error) {
 	var v Value
-	err := v.merge(b)
+	err := v.mergeChecked(b, 0)
 	return v, err
 }
 
-// merge applies the fields of one AnyValue encoding to v.
+// mergeChecked validates one AnyValue encoding completely and applies it to
+// v. Every member is validated, including those a later member replaces:
+// pdata decodes (and so rejects) each of them. depth is the nesting level of
+// the value; deeper than maxDepth is an error.
+func (v *Value) mergeChecked(b []byte, depth int) error {
+	if depth > maxDepth {
+		return malformed("AnyValue", 0, 0, errTooDeep)
+	}
+	// Fast path: a short string value and nothing else.
+	if len(b) >= 2 && b[0] == 0x0a && b[1] < 0x80 && int(b[1]) == len(b)-2 {
+		*v = Value{kind: ValueKindStr, data: b[2:]}
+		return nil
+	}
+	rd := newReader(b, &schemaAnyValue)
+	for {
+		num, err := rd.nextField()
+		if err != nil || num == 0 {
+			return err
+		}
+		switch num {
+		case 5:
+			if err := checkArray(rd.data, depth+1); err != nil {
+				return err
+			}
+		case 6:
+			if err := checkKVList(rd.data, depth+1); err != nil {
+				return err
+			}
+		}
+		v.set(num, &rd)
+	}
+}
+
+// checkArray validates an ArrayValue whose elements are at depth.
+func checkArray(b []byte, depth int) error {
+	rd := newReader(b, &schemaArrayValue)
+	for {
+		num, err := rd.nextField()
+		if err != nil || num == 0 {
+			return err
+		}
+		if num == 1 {
+			var e Value
+			if err := e.mergeChecked(rd.data, depth); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// checkKVList validates a KeyValueList whose entries are at depth.
+func checkKVList(b []byte, depth int) error {
+	rd := newReader(b, &schemaKeyValueList)
+	for {
+		num, err := rd.nextField()
+		if err != nil || num == 0 {
+			return err
+		}
+		if num == 1 {
+			if _, _, err := parseKV(rd.data, depth); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// merge applies the fields of one AnyValue encoding, already validated by
+// mergeChecked, to v.
 func (v *Value) merge(b []byte) error {
 	rd := newReader(b, &schemaAnyValue)
 	for {
-		f, ok, err := rd.next()
-		if err != nil || !ok {
+		num, err := rd.nextField()
+		if err != nil || num == 0 {
 			return err
 		}
-		switch f.num {
-		case 1:
-			*v = Value{kind: ValueKindStr, data: f.data}
-		case 2:
-			*v = Value{kind: ValueKindBool, num: f.val}
-		case 3:
-			*v = Value{kind: ValueKindInt, num: f.val}
-		case 4:
-			*v = Value{kind: ValueKindDouble, num: f.val}
-		case 5:
-			*v = Value{kind: ValueKindSlice, data: f.data}
-		case 6:
-			*v = Value{kind: ValueKindMap, data: f.data}
-		case 7:
-			*v = Value{kind: ValueKindBytes, data: f.data}
-		case 8:
-			// A string-table index: pdata exposes it as an empty value.
-			*v = Value{}
-		}
+		v.set(num, &rd)
+	}
+}
+
+// set applies the AnyValue field num, just read by rd, to v: the last oneof
+// member wins.
+func (v *Value) set(num int32, rd *reader) {
+	switch num {
+	case 1:
+		*v = Value{kind: ValueKindStr, data: rd.data}
+	case 2:
+		*v = Value{kind: ValueKindBool, num: rd.val}
+	case 3:
+		*v = Value{kind: ValueKindInt, num: rd.val}
+	case 4:
+		*v = Value{kind: ValueKindDouble, num: rd.val}
+	case 5:
+		*v = Value{kind: ValueKindSlice, data: rd.data}
+	case 6:
+		*v = Value{kind: ValueKindMap, data: rd.data}
+	case 7:
+		*v = Value{kind: ValueKindBytes, data: rd.data}
+	case 8:
+		// A string-table index: pdata exposes it as an empty value.
+		*v = Value{}
 	}
 }
 
@@ -469,28 +685,48 @@ func (v Value) Map() iter.Seq2[KeyValue, error] {
 	}
 }
 
-// AppendText appends the value as text and returns the extended slice. For
+// ErrNoText is returned by Value.Text for an array or kvlist value holding
+// a NaN or infinite double, which JSON cannot represent; pdata's AsString
+// renders such a value as the empty string.
+var ErrNoText = errors.New("otlpwire: value has no text form")
+
+// Text appends the value as text to dst and returns the extended slice. For
 // strings, bools, ints, doubles, bytes and empty values the text is exactly
 // pdata's pcommon.Value.AsString(): the raw string, "true"/"false", decimal,
 // the ECMAScript number form (with "NaN", "Infinity", "-Infinity"), standard
-// base64, and nothing. Arrays and kvlists are rendered as JSON (see
-// appendJSON); malformed nested content renders as nothing.
-func (v Value) AppendText(dst []byte) []byte {
+// base64, and nothing. Arrays and kvlists are rendered as JSON, byte for byte
+// as AsString renders them (keys sorted, the last duplicate key winning,
+// bytes as base64 strings, empty values and empty bytes as null). When the
+// value cannot be rendered, Text returns dst unchanged and an error:
+// ErrNoText for a NaN or infinite double inside an array or kvlist, an error
+// matching ErrMalformed for malformed nested content (which a Value obtained
+// from this package never holds: values are validated when they are read).
+func (v Value) Text(dst []byte) ([]byte, error) {
 	switch v.kind {
 	case ValueKindStr:
-		return append(dst, v.data...)
+		return append(dst, v.data...), nil
 	case ValueKindBool:
-		return strconv.AppendBool(dst, v.num != 0)
+		return strconv.AppendBool(dst, v.num != 0), nil
 	case ValueKindInt:
-		return strconv.AppendInt(dst, int64(v.num), 10)
+		return strconv.AppendInt(dst, int64(v.num), 10), nil
 	case ValueKindDouble:
-		return appendFloat(dst, math.Float64frombits(v.num))
+		return appendFloat(dst, math.Float64frombits(v.num)), nil
 	case ValueKindBytes:
-		return base64.StdEncoding.AppendEncode(dst, v.data)
+		return base64.StdEncoding.AppendEncode(dst, v.data), nil
 	case ValueKindSlice, ValueKindMap:
 		return appendJSON(dst, v)
 	}
-	return dst
+	return dst, nil
+}
+
+// AppendText appends the value as text and returns the extended slice: the
+// text of Text, or nothing where Text reports an error. For values pdata can
+// hold this is exactly pcommon.Value.AsString(), which also renders an array
+// or kvlist holding a NaN or infinite double as the empty string. Use Text to
+// tell an empty text from one that could not be rendered.
+func (v Value) AppendText(dst []byte) []byte {
+	out, _ := v.Text(dst)
+	return out
 }
 
 // appendFloat formats f as pdata's AsString does (ES6 number to string).

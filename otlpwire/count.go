@@ -6,64 +6,72 @@ package otlpwire
 // because that is where data points live.
 
 func countResource(sig Signal, b []byte) (int, error) {
-	_, res, _ := sig.schemas()
+	_, res, sc := sig.schemas()
 	rd := newReader(b, res)
 	var current, deprecated int
 	hasCurrent := false
 	for {
-		f, ok, err := rd.next()
+		num, err := rd.nextField()
 		if err != nil {
 			return 0, err
 		}
-		if !ok {
-			break
-		}
-		switch f.num {
+		switch num {
+		case 0:
+			if hasCurrent {
+				return current, nil
+			}
+			return deprecated, nil
 		case fieldScopes:
 			hasCurrent = true
-			n, err := countScope(sig, f.data)
+			n, err := countScope(sig, sc, rd.data)
 			if err != nil {
 				return 0, err
 			}
 			current += n
 		case fieldDeprecated:
-			n, err := countScope(sig, f.data)
+			n, err := countScope(sig, sc, rd.data)
 			if err != nil {
 				return 0, err
 			}
 			deprecated += n
 		}
 	}
-	if hasCurrent {
-		return current, nil
-	}
-	return deprecated, nil
 }
 
-func countScope(sig Signal, b []byte) (int, error) {
-	_, _, sc := sig.schemas()
+// countScope counts the items of one ScopeSpans, ScopeMetrics or ScopeLogs
+// message b, whose schema is sc.
+func countScope(sig Signal, sc *schema, b []byte) (int, error) {
 	rd := newReader(b, sc)
 	n := 0
+	if sig != SignalMetrics {
+		for {
+			num, err := rd.nextField()
+			if err != nil {
+				return 0, err
+			}
+			if num == 0 {
+				return n, nil
+			}
+			if num == fieldItems {
+				n++
+			}
+		}
+	}
 	for {
-		f, ok, err := rd.next()
+		num, err := rd.nextField()
 		if err != nil {
 			return 0, err
 		}
-		if !ok {
+		if num == 0 {
 			return n, nil
 		}
-		if f.num != fieldItems {
-			continue
+		if num == fieldItems {
+			c, err := countMetric(rd.data)
+			if err != nil {
+				return 0, err
+			}
+			n += c
 		}
-		if sig != SignalMetrics {
-			n++
-			continue
-		}
-		c, err := countMetric(f.data)
-		if err != nil {
-			return 0, err
-		}
-		n += c
 	}
 }
 
@@ -74,15 +82,15 @@ func countMetric(b []byte) (int, error) {
 	rd := newReader(b, &schemaMetric)
 	n := 0
 	for {
-		f, ok, err := rd.next()
+		num, err := rd.nextField()
 		if err != nil {
 			return 0, err
 		}
-		if !ok {
+		if num == 0 {
 			return n, nil
 		}
-		if s := dataSchema(f.num); s != nil {
-			if n, err = countField(f.data, s, 1); err != nil {
+		if s := dataSchema(num); s != nil {
+			if n, err = countField(rd.data, s, 1); err != nil {
 				return 0, err
 			}
 		}
@@ -111,14 +119,14 @@ func countField(b []byte, s *schema, num int32) (int, error) {
 	rd := newReader(b, s)
 	n := 0
 	for {
-		f, ok, err := rd.next()
+		f, err := rd.nextField()
 		if err != nil {
 			return 0, err
 		}
-		if !ok {
+		if f == 0 {
 			return n, nil
 		}
-		if f.num == num {
+		if f == num {
 			n++
 		}
 	}

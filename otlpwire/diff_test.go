@@ -1,6 +1,7 @@
 package otlpwire
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -391,8 +392,15 @@ func checkValue(t *testing.T, v Value, pv pcommon.Value) {
 	if v.Kind() != ValueKind(pv.Type()) {
 		t.Fatalf("kind %v, pdata %v", v.Kind(), pv.Type())
 	}
-	if got, want := string(v.AppendText(nil)), pv.AsString(); got != want {
-		t.Fatalf("AppendText = %q, pdata AsString = %q", got, want)
+	text, err := v.Text(nil)
+	if err != nil && !(errors.Is(err, ErrNoText) && pv.AsString() == "") {
+		t.Fatalf("Text: %v, pdata AsString = %q", err, pv.AsString())
+	}
+	if got, want := string(text), pv.AsString(); got != want {
+		t.Fatalf("Text = %q, pdata AsString = %q", got, want)
+	}
+	if got := string(v.AppendText(nil)); got != string(text) {
+		t.Fatalf("AppendText = %q, Text = %q", got, text)
 	}
 	switch pv.Type() {
 	case pcommon.ValueTypeSlice:

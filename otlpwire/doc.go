@@ -40,14 +40,21 @@
 // point, event, link, exemplar) before yielding it, and each accessor
 // validates what it reads: trace and span ids must be empty or 16 and 8
 // bytes long, packed fixed64 fields a multiple of 8 bytes, as pdata
-// requires. Attribute operations validate the attributes they read;
-// Hash validates every attribute value recursively. Errors match
-// ErrMalformed with errors.Is and are *ParseError values naming the message,
-// byte offset and field that failed. Input that pdata accepts is never
-// rejected, with one deliberate exception: groups (wire types 3 and 4),
-// which proto3 producers never emit and which pdata only partially skips,
-// are always rejected. Input that pdata rejects deeper than the walked
-// levels (say, a corrupt span) may still be counted.
+// requires. Attribute operations (Attributes, Attribute, Hash, HashKeys and
+// the other accessors of Resource and InstrumentationScope) validate, in the
+// same pass, every attribute of the message completely, values recursively
+// and every member of a repeated value field (pdata decodes each one), and a
+// Resource's entity_refs: a value pdata would reject is an error, never a
+// key, a value or a hash. NewValue and log bodies are validated the same way,
+// so a Value obtained from this package always renders (Value.Text) and
+// hashes. Errors match ErrMalformed with errors.Is and are *ParseError values
+// naming the message, byte offset and field that failed.
+//
+// Input that pdata accepts is never rejected, with two deliberate
+// exceptions, whose errors also match ErrUnsupported: groups (wire types 3
+// and 4), which proto3 producers never emit, and attribute values nested
+// more than 100 arrays or kvlists deep. Input that pdata rejects deeper than
+// the walked levels (say, a corrupt span) may still be counted.
 //
 // # Routing hash
 //

@@ -51,97 +51,63 @@ func mix64(z uint64) uint64 {
 
 func finishHash(sum, n uint64) uint64 { return mix64(sum + n*golden) }
 
-// hashAttribute returns the attribute hash of kv (step 2).
-func hashAttribute(kv KeyValue, depth int) (uint64, error) {
-	v, err := kv.Value()
-	if err != nil {
-		return 0, err
-	}
-	h := fnvUvarint(fnvOffset, uint64(len(kv.key)))
-	return hashKeyValue(fnvBytes(h, kv.key), v, depth)
-}
-
-// hashKeyValue finishes an attribute hash whose key is already in h.
-func hashKeyValue(h uint64, v Value, depth int) (uint64, error) {
-	h, err := hashValue(h, v, depth)
-	if err != nil {
-		return 0, err
-	}
-	return mix64(h), nil
-}
-
-func hashValue(h uint64, v Value, depth int) (uint64, error) {
-	if depth > maxDepth {
-		return 0, malformed("AnyValue", 0, 0, errTooDeep)
-	}
+// hashValue appends the canonical encoding of v (step 1) to the FNV-1a
+// state h. v must come from a validated source (parseKV, NewValue, or a
+// value nested in one), so reading it cannot fail.
+func hashValue(h uint64, v Value) uint64 {
 	switch v.kind {
 	case ValueKindEmpty:
-		return fnvByte(h, 0), nil
+		return fnvByte(h, 0)
 	case ValueKindStr:
 		h = fnvUvarint(fnvByte(h, 1), uint64(len(v.data)))
-		return fnvBytes(h, v.data), nil
+		return fnvBytes(h, v.data)
 	case ValueKindBool:
 		b := byte(0)
 		if v.num != 0 {
 			b = 1
 		}
-		return fnvByte(fnvByte(h, 2), b), nil
+		return fnvByte(fnvByte(h, 2), b)
 	case ValueKindInt:
-		return fnvUint64(fnvByte(h, 3), v.num), nil
+		return fnvUint64(fnvByte(h, 3), v.num)
 	case ValueKindDouble:
-		return fnvUint64(fnvByte(h, 4), v.num), nil
+		return fnvUint64(fnvByte(h, 4), v.num)
 	case ValueKindSlice:
-		n, err := countField(v.data, &schemaArrayValue, 1)
-		if err != nil {
-			return 0, err
-		}
+		n, _ := countField(v.data, &schemaArrayValue, 1)
 		h = fnvUvarint(fnvByte(h, 5), uint64(n))
 		rd := newReader(v.data, &schemaArrayValue)
 		for {
-			f, ok, _ := rd.next() // framing validated by countField
+			f, ok, _ := rd.next()
 			if !ok {
-				return h, nil
+				return h
 			}
 			if f.num != 1 {
 				continue
 			}
 			var e Value
-			if err := e.merge(f.data); err != nil {
-				return 0, err
-			}
-			if h, err = hashValue(h, e, depth+1); err != nil {
-				return 0, err
-			}
+			_ = e.merge(f.data)
+			h = hashValue(h, e)
 		}
 	case ValueKindMap:
 		rd := newReader(v.data, &schemaKeyValueList)
 		var sum, n uint64
 		for {
-			f, ok, err := rd.next()
-			if err != nil {
-				return 0, err
-			}
+			f, ok, _ := rd.next()
 			if !ok {
 				break
 			}
 			if f.num != 1 {
 				continue
 			}
-			kv, err := parseKeyValue(f.data)
-			if err != nil {
-				return 0, err
-			}
-			a, err := hashAttribute(kv, depth+1)
-			if err != nil {
-				return 0, err
-			}
-			sum += a
+			kv, _ := parseKeyValue(f.data)
+			e, _ := kv.Value()
+			a := fnvBytes(fnvUvarint(fnvOffset, uint64(len(kv.key))), kv.key)
+			sum += mix64(hashValue(a, e))
 			n++
 		}
-		return fnvUint64(fnvUvarint(fnvByte(h, 6), n), sum), nil
+		return fnvUint64(fnvUvarint(fnvByte(h, 6), n), sum)
 	case ValueKindBytes:
 		h = fnvUvarint(fnvByte(h, 7), uint64(len(v.data)))
-		return fnvBytes(h, v.data), nil
+		return fnvBytes(h, v.data)
 	}
-	return h, nil
+	return h
 }

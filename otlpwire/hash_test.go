@@ -2,6 +2,7 @@ package otlpwire
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"testing"
@@ -163,5 +164,36 @@ func TestHashMatchesSpec(t *testing.T) {
 	// output of SplitMix64 seeded with 0 is mix64(0x9e3779b97f4a7c15).
 	if got := mix64(0x9e3779b97f4a7c15); got != 0xe220a8397b1dcdaf {
 		t.Errorf("mix64 = %#x", got)
+	}
+}
+
+// HashKeys reads the resource once for up to 64 keys and once per key
+// beyond; both ways hash the first occurrence of each listed key.
+func TestHashKeysOnePassMatchesPerKey(t *testing.T) {
+	r := NewResource(goldenResource(strAttr("a", "first"), intAttr("b", 1), strAttr("a", "second"), strAttr("c", "3")))
+	many := []string{"c", "a", "a"}
+	for i := len(many); i < 70; i++ {
+		many = append(many, fmt.Sprintf("absent.%d", i))
+	}
+	for _, keys := range [][]string{{"a"}, {"a", "c"}, {"c", "a", "a"}, {"b", "a", "c"}} {
+		got, n, err := r.HashKeys(keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wn, err := r.l.hashKeysEach(keys)
+		if err != nil || got != want || n != wn {
+			t.Fatalf("%v: one pass %#x (%d), per key %#x (%d, %v)", keys, got, n, want, wn, err)
+		}
+	}
+	slow, n, err := r.HashKeys(many)
+	if err != nil || n != 2 {
+		t.Fatalf("70 keys: %d, %v", n, err)
+	}
+	if fast, _, _ := r.HashKeys([]string{"a", "c"}); fast != slow {
+		t.Fatalf("70 keys %#x, 2 keys %#x", slow, fast)
+	}
+	first := NewResource(goldenResource(strAttr("a", "first"), strAttr("c", "3")))
+	if h, _ := first.Hash(); h != slow {
+		t.Fatalf("HashKeys did not take the first occurrence of a duplicated key")
 	}
 }

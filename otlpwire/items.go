@@ -217,7 +217,8 @@ func eachUint64(b []byte, s *schema, num int32) iter.Seq2[uint64, error] {
 }
 
 // mergedValue decodes a singular AnyValue field (a log body) that may occur
-// several times; occurrences merge as in KeyValue.Value.
+// several times; occurrences merge as in KeyValue.Value, and each is
+// validated completely, as pdata's unmarshaler does.
 func mergedValue(b []byte, s *schema, num int32) (Value, error) {
 	var v Value
 	rd := newReader(b, s)
@@ -230,7 +231,7 @@ func mergedValue(b []byte, s *schema, num int32) (Value, error) {
 			return v, nil
 		}
 		if f.num == num {
-			if err := v.merge(f.data); err != nil {
+			if err := v.mergeChecked(f.data, 0); err != nil {
 				return Value{}, err
 			}
 		}

@@ -11,66 +11,71 @@ import (
 // appendJSON renders an array or kvlist value as JSON, byte for byte as
 // pdata's AsString does (encoding/json over AsRaw, without HTML escaping):
 // kvlist keys sorted bytewise with the last duplicate winning, bytes as
-// base64 strings, empty values as null. Like pdata, it renders nothing when
-// a double inside is NaN or infinite, and it also renders nothing when the
-// nested content is malformed.
-func appendJSON(dst []byte, v Value) []byte {
-	out, ok := appendJSONValue(dst, v, 0)
-	if !ok {
-		return dst
+// base64 strings, empty values and empty bytes as null. It returns ErrNoText
+// when a double inside is NaN or infinite (pdata then renders nothing), and
+// an error matching ErrMalformed for malformed nested content; dst is
+// returned unchanged in both cases.
+func appendJSON(dst []byte, v Value) ([]byte, error) {
+	out, err := appendJSONValue(dst, v, 0)
+	if err != nil {
+		return dst, err
 	}
-	return out
+	return out, nil
 }
 
-func appendJSONValue(dst []byte, v Value, depth int) ([]byte, bool) {
+func appendJSONValue(dst []byte, v Value, depth int) ([]byte, error) {
 	if depth > maxDepth {
-		return dst, false
+		return dst, malformed("AnyValue", 0, 0, errTooDeep)
 	}
 	switch v.kind {
 	case ValueKindEmpty:
-		return append(dst, "null"...), true
+		return append(dst, "null"...), nil
 	case ValueKindStr:
-		return appendJSONString(dst, v.data), true
+		return appendJSONString(dst, v.data), nil
 	case ValueKindBool:
-		return strconv.AppendBool(dst, v.num != 0), true
+		return strconv.AppendBool(dst, v.num != 0), nil
 	case ValueKindInt:
-		return strconv.AppendInt(dst, int64(v.num), 10), true
+		return strconv.AppendInt(dst, int64(v.num), 10), nil
 	case ValueKindDouble:
 		f := math.Float64frombits(v.num)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return dst, false
+			return dst, ErrNoText
 		}
-		return appendES6Float(dst, f), true
+		return appendES6Float(dst, f), nil
 	case ValueKindBytes:
+		// pdata's AsRaw holds a nil slice for empty bytes, which
+		// encoding/json writes as null.
+		if len(v.data) == 0 {
+			return append(dst, "null"...), nil
+		}
 		dst = append(dst, '"')
 		dst = base64.StdEncoding.AppendEncode(dst, v.data)
-		return append(dst, '"'), true
+		return append(dst, '"'), nil
 	case ValueKindSlice:
 		dst = append(dst, '[')
 		first := true
 		for e, err := range v.Slice() {
 			if err != nil {
-				return dst, false
+				return dst, err
 			}
 			if !first {
 				dst = append(dst, ',')
 			}
 			first = false
-			var ok bool
-			if dst, ok = appendJSONValue(dst, e, depth+1); !ok {
-				return dst, false
+			if dst, err = appendJSONValue(dst, e, depth+1); err != nil {
+				return dst, err
 			}
 		}
-		return append(dst, ']'), true
+		return append(dst, ']'), nil
 	case ValueKindMap:
 		return appendJSONMap(dst, v.data, depth)
 	}
-	return dst, false
+	return dst, nil
 }
 
 // appendJSONMap writes the entries in key order without allocating: each
 // round selects the smallest key greater than the previous one.
-func appendJSONMap(dst, list []byte, depth int) ([]byte, bool) {
+func appendJSONMap(dst, list []byte, depth int) ([]byte, error) {
 	dst = append(dst, '{')
 	var prev []byte
 	havePrev := false
@@ -82,7 +87,7 @@ func appendJSONMap(dst, list []byte, depth int) ([]byte, bool) {
 		for {
 			f, ok, err := rd.next()
 			if err != nil {
-				return dst, false
+				return dst, err
 			}
 			if !ok {
 				break
@@ -92,7 +97,7 @@ func appendJSONMap(dst, list []byte, depth int) ([]byte, bool) {
 			}
 			kv, err := parseKeyValue(f.data)
 			if err != nil {
-				return dst, false
+				return dst, err
 			}
 			if havePrev && bytes.Compare(kv.key, prev) <= 0 {
 				continue
@@ -103,7 +108,7 @@ func appendJSONMap(dst, list []byte, depth int) ([]byte, bool) {
 			}
 		}
 		if !found {
-			return append(dst, '}'), true
+			return append(dst, '}'), nil
 		}
 		if havePrev {
 			dst = append(dst, ',')
@@ -112,11 +117,10 @@ func appendJSONMap(dst, list []byte, depth int) ([]byte, bool) {
 		dst = append(dst, ':')
 		v, err := val.Value()
 		if err != nil {
-			return dst, false
+			return dst, err
 		}
-		var ok bool
-		if dst, ok = appendJSONValue(dst, v, depth+1); !ok {
-			return dst, false
+		if dst, err = appendJSONValue(dst, v, depth+1); err != nil {
+			return dst, err
 		}
 		prev, havePrev = key, true
 	}

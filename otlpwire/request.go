@@ -33,15 +33,15 @@ func (r Request) ItemCount() (int, error) {
 	rd := newReader(r.b, req)
 	total := 0
 	for {
-		f, ok, err := rd.next()
+		num, err := rd.nextField()
 		if err != nil {
 			return 0, err
 		}
-		if !ok {
+		if num == 0 {
 			return total, nil
 		}
-		if f.num == fieldRequestEntries {
-			n, err := countResource(r.sig, f.data)
+		if num == fieldRequestEntries {
+			n, err := countResource(r.sig, rd.data)
 			if err != nil {
 				return 0, err
 			}
@@ -65,15 +65,24 @@ func (r Request) resources(yield func(ResourceData, error) bool) {
 	req, _, _ := r.sig.schemas()
 	rd := newReader(r.b, req)
 	for {
-		f, ok, err := rd.next()
+		// Nearly every field of a request is a resource: read its tag and
+		// length inline, and leave anything else to nextField.
+		if data, next, ok := resourceEntry(r.b, rd.pos); ok {
+			rd.pos = next
+			if !yield(ResourceData{sig: r.sig, b: data}, nil) {
+				return
+			}
+			continue
+		}
+		num, err := rd.nextField()
 		if err != nil {
 			yield(ResourceData{}, err)
 			return
 		}
-		if !ok {
+		if num == 0 {
 			return
 		}
-		if f.num == fieldRequestEntries && !yield(ResourceData{sig: r.sig, b: f.data}, nil) {
+		if num == fieldRequestEntries && !yield(ResourceData{sig: r.sig, b: rd.data}, nil) {
 			return
 		}
 	}
@@ -115,7 +124,7 @@ func (d ResourceData) Resource() (Resource, error) {
 	}
 	_, res, _ := d.sig.schemas()
 	return Resource{attrList{b: d.b, outer: res, container: fieldResource, self: &schemaResource,
-		attrField: fieldResourceAttrs}}, nil
+		attrField: fieldResourceAttrs, refField: fieldEntityRefs}}, nil
 }
 
 // SchemaURL returns the schema_url of the message (the last occurrence wins).
@@ -165,14 +174,14 @@ func (d ResourceData) scopeField() (int32, error) {
 	rd := newReader(d.b, res)
 	want := int32(fieldDeprecated)
 	for {
-		f, ok, err := rd.next()
+		num, err := rd.nextField()
 		if err != nil {
 			return 0, err
 		}
-		if !ok {
+		if num == 0 {
 			return want, nil
 		}
-		if f.num == fieldScopes {
+		if num == fieldScopes {
 			want = fieldScopes
 		}
 	}
@@ -200,7 +209,8 @@ func (s ScopeData) ItemCount() (int, error) {
 	if !s.sig.valid() {
 		return 0, ErrUnknownSignal
 	}
-	return countScope(s.sig, s.b)
+	_, _, sc := s.sig.schemas()
+	return countScope(s.sig, sc, s.b)
 }
 
 // Scope returns the instrumentation scope (empty if absent; merged if the
@@ -272,4 +282,30 @@ func lastScalar(b []byte, s *schema, num int32) (uint64, bool, error) {
 			v, found = f.val, true
 		}
 	}
+}
+
+// resourceEntry reads, at pos, a field-1 LEN field whose length takes at
+// most four bytes (256 MiB) and fits b. ok is false for anything else,
+// which the caller reads the general way (and reports, if it is malformed).
+func resourceEntry(b []byte, pos int) (data []byte, next int, ok bool) {
+	if pos >= len(b) || b[pos] != requestTag {
+		return nil, 0, false
+	}
+	p := pos + 1
+	n := 0
+	for shift := 0; shift < 28; shift += 7 {
+		if p >= len(b) {
+			return nil, 0, false
+		}
+		c := b[p]
+		p++
+		n |= int(c&0x7f) << shift
+		if c < 0x80 {
+			if n > len(b)-p {
+				return nil, 0, false
+			}
+			return b[p : p+n : p+n], p + n, true
+		}
+	}
+	return nil, 0, false
 }

@@ -21,23 +21,26 @@ type schema struct {
 	has1000 bool      // field 1000 is a known LEN field (deprecated scopes)
 }
 
+// allowed maps an expectation to the set of wire types (bit 1<<type) it
+// accepts.
+var allowed = [...]uint8{
+	expNone:         0xff,
+	expVarint:       1 << wireVarint,
+	expI64:          1 << wireI64,
+	expLen:          1 << wireLen,
+	expI32:          1 << wireI32,
+	expPackedI64:    1<<wireLen | 1<<wireI64,
+	expPackedVarint: 1<<wireLen | 1<<wireVarint,
+}
+
 func (s *schema) accepts(num int32, typ uint8) bool {
 	var e uint8
-	switch {
-	case num < int32(len(s.known)):
+	if uint32(num) < uint32(len(s.known)) {
 		e = s.known[num]
-	case num == 1000 && s.has1000:
+	} else if num == 1000 && s.has1000 {
 		e = expLen
 	}
-	switch e {
-	case expNone:
-		return true
-	case expPackedI64:
-		return typ == wireLen || typ == wireI64
-	case expPackedVarint:
-		return typ == wireLen || typ == wireVarint
-	}
-	return typ == e-1
+	return allowed[e]>>typ&1 != 0
 }
 
 // Field numbers used by the walkers.
@@ -51,6 +54,7 @@ const (
 	fieldResourceAttrs  = 1    // Resource.attributes
 	fieldScopeAttrs     = 3    // InstrumentationScope.attributes
 	fieldRequestEntries = 1    // Export*ServiceRequest.resource_x
+	fieldEntityRefs     = 3    // Resource.entity_refs
 )
 
 var (
@@ -72,6 +76,7 @@ var (
 	schemaAnyValue = schema{name: "AnyValue", known: [17]uint8{1: expLen, 2: expVarint, 3: expVarint, 4: expI64,
 		5: expLen, 6: expLen, 7: expLen, 8: expVarint}}
 	schemaArrayValue   = schema{name: "ArrayValue", known: [17]uint8{1: expLen}}
+	schemaEntityRef    = schema{name: "EntityRef", known: [17]uint8{1: expLen, 2: expLen, 3: expLen, 4: expLen}}
 	schemaKeyValueList = schema{name: "KeyValueList", known: [17]uint8{1: expLen}}
 
 	schemaSpan = schema{name: "Span", known: [17]uint8{1: expLen, 2: expLen, 3: expLen, 4: expLen, 5: expLen,

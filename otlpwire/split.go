@@ -74,7 +74,7 @@ func SplitResource(d ResourceData, maxRequestBytes int, scratch []byte) iter.Seq
 		_, res, sc := d.sig.schemas()
 		s := splitter{
 			sig: d.sig, rx: d.b, res: res, scope: sc, max: maxRequestBytes,
-			scopeField: want, buf: scratch[:0], yield: yield,
+			scopeField: want, buf: scratch, yield: yield,
 		}
 		s.run()
 	}
@@ -84,6 +84,16 @@ func SplitResource(d ResourceData, maxRequestBytes int, scratch []byte) iter.Seq
 // which are only known once the chunk is complete.
 const reserve = 1 + 10
 
+// splitter builds the chunks of one resource in a single pass over its
+// bytes. The envelopes every chunk repeats (the resource's fields other than
+// scopes, and while a scope or metric is being cut, that scope's and
+// metric's fields other than items or data points) are gathered once into a
+// stash at the front of buf, and each chunk copies them from there: the cost
+// is linear in the resource's bytes plus the bytes written, whatever the
+// number of chunks or scopes.
+//
+// buf layout: [stash: resource envelope | scope head | metric and data head]
+// [chunk: reserve | resource envelope | scopes...].
 type splitter struct {
 	sig        Signal
 	rx         []byte
@@ -91,6 +101,9 @@ type splitter struct {
 	max        int
 	scopeField int32
 	buf        []byte
+	envLen     int // resource envelope: buf[:envLen]
+	stash      int // end of the stash; the current chunk starts here
+	base       int // start of the current chunk (its reserve)
 	items      int
 	nonEmpty   bool
 	yielded    bool
@@ -99,6 +112,9 @@ type splitter struct {
 }
 
 func (s *splitter) run() {
+	s.buf = appendExcept(s.buf[:0], nil, s.rx, s.res, isScopeField)
+	s.envLen = len(s.buf)
+	s.stash = s.envLen
 	s.reset()
 	rd := newReader(s.rx, s.res)
 	for !s.stopped {
@@ -117,7 +133,7 @@ func (s *splitter) run() {
 			return
 		}
 		if s.fits(len(entry)) {
-			n, _ := countScope(s.sig, f.data)
+			n, _ := countScope(s.sig, s.scope, f.data)
 			s.buf = append(s.buf, entry...)
 			s.items += n
 			s.nonEmpty = true
@@ -146,21 +162,35 @@ func isPointField(n int32) bool { return n == 1 }
 // fits reports whether n more bytes of resource content keep the chunk
 // within the limit.
 func (s *splitter) fits(n int) bool {
-	return envelopeSize(len(s.buf)-reserve+n) <= s.max
+	return envelopeSize(len(s.buf)-s.base-reserve+n) <= s.max
 }
 
+// reset starts an empty chunk after the stash.
 func (s *splitter) reset() {
-	s.buf = append(s.buf[:0], make([]byte, reserve)...)
-	s.buf = appendExcept(s.buf, nil, s.rx, s.res, isScopeField)
+	s.base = s.stash
+	s.buf = append(s.buf[:s.base], make([]byte, reserve)...)
+	s.buf = append(s.buf, s.buf[:s.envLen]...)
 	s.items = 0
 	s.nonEmpty = false
 }
 
+// extendStash appends the fields of b for which skip is false to the stash
+// and returns where they start. The current chunk must be empty.
+func (s *splitter) extendStash(b []byte, sch *schema, skip func(int32) bool) (start, n int) {
+	start = s.stash
+	s.buf = appendExcept(s.buf[:start], nil, b, sch, skip)
+	s.stash = len(s.buf)
+	return start, s.stash - start
+}
+
+// stashed returns n stashed bytes from start.
+func (s *splitter) stashed(start, n int) []byte { return s.buf[start : start+n] }
+
 func (s *splitter) flush() {
-	content := len(s.buf) - reserve
-	start := reserve - 1 - sizeVarint(uint64(content))
+	content := len(s.buf) - s.base - reserve
+	start := s.base + reserve - 1 - sizeVarint(uint64(content))
 	s.buf[start] = requestTag
-	putVarint(s.buf[start+1:reserve], uint64(content))
+	putVarint(s.buf[start+1:s.base+reserve], uint64(content))
 	s.yielded = true
 	if !s.yield(Chunk{Request: s.buf[start:], ItemCount: s.items}, nil) {
 		s.stopped = true
@@ -177,16 +207,19 @@ func (s *splitter) fail() {
 // tagLen is the size of the tag of the field holding the scopes.
 func (s *splitter) tagLen() int { return sizeVarint(uint64(s.scopeField)<<3 | wireLen) }
 
-// splitScope cuts one scope that does not fit an empty chunk between its items.
+// splitScope cuts one scope that does not fit an empty chunk between its
+// items. The current chunk is empty when it is called.
 func (s *splitter) splitScope(sc []byte) {
-	headLen := sizeExcept(sc, s.scope, isItemField)
+	headAt, headLen := s.extendStash(sc, s.scope, isItemField)
+	defer func() { s.stash = headAt }()
+	s.reset()
 	scopeEntry := func(content int) int { return s.tagLen() + sizeVarint(uint64(content)) + content }
 	var (
 		pendStart, pendLen, pendN, pendItems int
 	)
 	writePending := func() {
 		s.buf = appendVarint(appendVarint(s.buf, uint64(s.scopeField)<<3|wireLen), uint64(headLen+pendLen))
-		s.buf = appendExcept(s.buf, nil, sc, s.scope, isItemField)
+		s.buf = append(s.buf, s.stashed(headAt, headLen)...)
 		s.buf = appendRange(s.buf, sc, pendStart, pendN, s.scope, fieldItems)
 		s.items += pendItems
 		s.nonEmpty = true
@@ -232,7 +265,7 @@ func (s *splitter) splitScope(sc []byte) {
 			s.fail()
 			return
 		}
-		s.splitMetric(sc, headLen, f.data)
+		s.splitMetric(headAt, headLen, f.data)
 	}
 	if !s.stopped && pendN > 0 {
 		writePending()
@@ -244,8 +277,9 @@ func (s *splitter) splitScope(sc []byte) {
 }
 
 // splitMetric cuts one metric that does not fit an empty chunk between its
-// data points. Only the last data field counts, as in pdata.
-func (s *splitter) splitMetric(sc []byte, scopeHeadLen int, m []byte) {
+// data points. Only the last data field counts, as in pdata. The scope head
+// is stashed at scopeAt; the current chunk is empty when it is called.
+func (s *splitter) splitMetric(scopeAt, scopeHeadLen int, m []byte) {
 	var data field
 	rd := newReader(m, &schemaMetric)
 	for {
@@ -262,8 +296,10 @@ func (s *splitter) splitMetric(sc []byte, scopeHeadLen int, m []byte) {
 		return
 	}
 	ds := dataSchema(data.num)
-	metricHead := sizeExcept(m, &schemaMetric, isDataField)
-	dataHead := sizeExcept(data.data, ds, isPointField)
+	metricAt, metricHead := s.extendStash(m, &schemaMetric, isDataField)
+	dataAt, dataHead := s.extendStash(data.data, ds, isPointField)
+	defer func() { s.stash = metricAt }()
+	s.reset()
 	dataTag := sizeVarint(uint64(data.num)<<3 | wireLen)
 	sizes := func(points int) (scope, metric, data int) {
 		data = dataHead + points
@@ -276,11 +312,11 @@ func (s *splitter) splitMetric(sc []byte, scopeHeadLen int, m []byte) {
 	writePending := func() {
 		sl, ml, dl := sizes(pendLen)
 		s.buf = appendVarint(appendVarint(s.buf, uint64(s.scopeField)<<3|wireLen), uint64(sl))
-		s.buf = appendExcept(s.buf, nil, sc, s.scope, isItemField)
+		s.buf = append(s.buf, s.stashed(scopeAt, scopeHeadLen)...)
 		s.buf = appendVarint(append(s.buf, fieldItems<<3|wireLen), uint64(ml))
-		s.buf = appendExcept(s.buf, nil, m, &schemaMetric, isDataField)
+		s.buf = append(s.buf, s.stashed(metricAt, metricHead)...)
 		s.buf = appendVarint(appendVarint(s.buf, uint64(data.num)<<3|wireLen), uint64(dl))
-		s.buf = appendExcept(s.buf, nil, data.data, ds, isPointField)
+		s.buf = append(s.buf, s.stashed(dataAt, dataHead)...)
 		s.buf = appendRange(s.buf, data.data, pendStart, pendN, ds, 1)
 		s.items += pendN
 		s.nonEmpty = true
@@ -325,21 +361,6 @@ func (s *splitter) splitMetric(sc []byte, scopeHeadLen int, m []byte) {
 	}
 	if !s.stopped && !sawPoint {
 		s.fail()
-	}
-}
-
-// sizeExcept is the total size of the fields of b for which skip is false.
-func sizeExcept(b []byte, sch *schema, skip func(int32) bool) int {
-	rd := newReader(b, sch)
-	n := 0
-	for {
-		f, ok, _ := rd.next()
-		if !ok {
-			return n
-		}
-		if !skip(f.num) {
-			n += f.end - f.start
-		}
 	}
 }
 

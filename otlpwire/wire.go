@@ -20,6 +20,12 @@ const (
 // that are not a well-formed OTLP message.
 var ErrMalformed = errors.New("otlpwire: malformed protobuf")
 
+// ErrUnsupported is matched (with errors.Is), together with ErrMalformed, by
+// the errors reporting input that pdata accepts but otlpwire refuses by
+// design: protobuf groups (wire types 3 and 4), which proto3 producers never
+// emit, and attribute values nested more than 100 arrays or kvlists deep.
+var ErrUnsupported = errors.New("otlpwire: unsupported protobuf input")
+
 // Reasons a message is malformed. They are kept unexported so that callers
 // depend only on ErrMalformed, while tests can tell the causes apart.
 var (
@@ -57,7 +63,13 @@ func (e *ParseError) Error() string {
 }
 
 // Unwrap lets errors.Is match both ErrMalformed and the specific reason.
-func (e *ParseError) Unwrap() []error { return []error{ErrMalformed, e.reason} }
+// Groups and deep nesting also match ErrUnsupported.
+func (e *ParseError) Unwrap() []error {
+	if e.reason == errGroup || e.reason == errTooDeep {
+		return []error{ErrMalformed, ErrUnsupported, e.reason}
+	}
+	return []error{ErrMalformed, e.reason}
+}
 
 func malformed(msg string, off int, field int32, reason error) error {
 	return &ParseError{Message: msg, Offset: off, Field: field, reason: reason}
@@ -77,10 +89,18 @@ type field struct {
 // reader walks the fields of one protobuf message. It accepts exactly the
 // framing that pdata's generated unmarshalers accept, except groups, which it
 // rejects (OTLP is proto3 and no conforming producer emits them).
+//
+// The hot paths call nextField, which returns only the field number and
+// leaves the rest of the field in the reader, so nothing larger than a
+// register travels per field; next wraps it for the colder callers.
 type reader struct {
-	b   []byte
-	pos int
-	s   *schema
+	b     []byte
+	pos   int
+	s     *schema
+	start int    // offset of the current field's tag
+	typ   uint8  // wire type of the current field
+	val   uint64 // value of the current numeric field
+	data  []byte // payload of the current LEN field
 }
 
 func newReader(b []byte, s *schema) reader { return reader{b: b, s: s} }
@@ -105,67 +125,100 @@ func consumeVarint(b []byte, pos int) (uint64, int, error) {
 	}
 }
 
-// next returns the next field; ok is false at the end of the message.
-func (r *reader) next() (f field, ok bool, err error) {
-	if r.pos >= len(r.b) {
-		return field{}, false, nil
+// nextField reads the next field and returns its number, or 0 at the end of
+// the message. A LEN field's payload is left in r.data, a numeric field's
+// value in r.val, the field's first byte at r.start and its end at r.pos.
+func (r *reader) nextField() (int32, error) {
+	b, pos := r.b, r.pos
+	if pos >= len(b) {
+		return 0, nil
 	}
-	start := r.pos
-	tag, pos, err := consumeVarint(r.b, r.pos)
-	if err != nil {
-		return field{}, false, r.fail(start, 0, err)
+	start := pos
+	r.start = start
+	tag := uint64(b[pos])
+	pos++
+	if tag >= 0x80 {
+		var err error
+		if tag, pos, err = consumeVarint(b, start); err != nil {
+			return 0, r.fail(start, 0, err)
+		}
 	}
 	// pdata keeps the low 32 bits of the field number; match it so that
 	// inputs pdata accepts are read the same way.
 	num := int32(tag >> 3)
 	if num <= 0 {
-		return field{}, false, r.fail(start, 0, errFieldZero)
+		return 0, r.fail(start, 0, errFieldZero)
 	}
-	f = field{num: num, typ: uint8(tag & 7), start: start}
-	switch f.typ {
+	typ := uint8(tag & 7)
+	var err error
+	switch typ {
+	case wireLen:
+		var n uint64
+		if pos < len(b) && b[pos] < 0x80 {
+			n = uint64(b[pos])
+			pos++
+		} else if n, pos, err = consumeVarint(b, pos); err != nil {
+			break
+		}
+		switch {
+		case int(n) < 0:
+			err = errBadLength
+		case n > uint64(len(b)-pos):
+			err = errTruncated
+		default:
+			end := pos + int(n)
+			r.data = b[pos:end:end]
+			pos = end
+		}
 	case wireVarint:
-		f.val, pos, err = consumeVarint(r.b, pos)
+		if pos < len(b) && b[pos] < 0x80 {
+			r.val = uint64(b[pos])
+			pos++
+		} else {
+			r.val, pos, err = consumeVarint(b, pos)
+		}
 	case wireI64:
-		if len(r.b)-pos < 8 {
+		if len(b)-pos < 8 {
 			err = errTruncated
 		} else {
-			f.val = binary.LittleEndian.Uint64(r.b[pos:])
+			r.val = binary.LittleEndian.Uint64(b[pos:])
 			pos += 8
 		}
 	case wireI32:
-		if len(r.b)-pos < 4 {
+		if len(b)-pos < 4 {
 			err = errTruncated
 		} else {
-			f.val = uint64(binary.LittleEndian.Uint32(r.b[pos:]))
+			r.val = uint64(binary.LittleEndian.Uint32(b[pos:]))
 			pos += 4
-		}
-	case wireLen:
-		var n uint64
-		n, pos, err = consumeVarint(r.b, pos)
-		if err == nil {
-			switch {
-			case int(n) < 0:
-				err = errBadLength
-			case n > uint64(len(r.b)-pos):
-				err = errTruncated
-			default:
-				f.data = r.b[pos : pos+int(n) : pos+int(n)]
-				pos += int(n)
-			}
 		}
 	case wireStartGroup, wireEndGroup:
 		err = errGroup
 	default:
 		err = errBadWire
 	}
+	if err == nil && !r.s.accepts(num, typ) {
+		err = errWireType
+	}
 	if err != nil {
-		return field{}, false, r.fail(start, num, err)
+		return 0, r.fail(start, num, err)
 	}
-	if !r.s.accepts(num, f.typ) {
-		return field{}, false, r.fail(start, num, errWireType)
-	}
+	r.typ = typ
 	r.pos = pos
-	f.end = pos
+	return num, nil
+}
+
+// next returns the next field; ok is false at the end of the message.
+func (r *reader) next() (f field, ok bool, err error) {
+	num, err := r.nextField()
+	if err != nil || num == 0 {
+		return field{}, false, err
+	}
+	f = field{num: num, typ: r.typ, start: r.start, end: r.pos}
+	if r.typ == wireLen {
+		f.data = r.data
+	} else {
+		f.val = r.val
+	}
 	return f, true, nil
 }
 

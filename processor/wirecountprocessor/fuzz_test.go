@@ -1,7 +1,10 @@
 package wirecountprocessor
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"maps"
 	"math/rand/v2"
 	"testing"
 
@@ -20,9 +23,15 @@ func sumSeries(s series) int64 {
 	return total
 }
 
-// FuzzCountRequest feeds arbitrary bytes to the request bytes path: it must
-// never panic, must count nothing when it returns an error, and, when pdata
-// (as the OTLP receiver reads them) also accepts the bytes, must count as many items as the pdata path.
+// FuzzCountRequest feeds arbitrary bytes to the request bytes path and
+// holds it to its documented semantics:
+//   - it never panics, and when it returns an error it has counted nothing;
+//   - a request the OTLP receiver's pdata unmarshal accepts is refused only
+//     for a documented divergence (otlpwire.ErrUnsupported: groups, values
+//     nested over 100 deep);
+//   - when both accept, the two paths count the same items under the same
+//     group keys, and, when the request is exactly what pdata re-encodes, the
+//     same bytes under the same keys too.
 func FuzzCountRequest(f *testing.F) {
 	r := rand.New(rand.NewPCG(11, 11))
 	for _, shape := range []batchShape{{resources: 1, scopes: 1, items: 1}, {resources: 3, scopes: 2, items: 2, varied: true}} {
@@ -36,16 +45,24 @@ func FuzzCountRequest(f *testing.F) {
 		cfg := &Config{GroupBy: []string{"service.name", "tenant"}, MaxGroups: 4}
 		wire, wireTT := newTestCounter(t, cfg, pipeline.SignalTraces)
 		err := wire.countRequest(otlpwire.SignalTraces, req)
-		if err != nil {
-			if n := len(readSeries(t, wireTT, itemsMetric)); n != 0 {
-				t.Fatalf("countRequest failed (%v) but recorded %d series", err, n)
-			}
-			return
-		}
 		// Unmarshal as the OTLP receiver does (it, unlike ProtoUnmarshaler,
 		// reads the deprecated instrumentation_library_spans field).
 		er := ptraceotlp.NewExportRequest()
-		if er.UnmarshalProto(req) != nil {
+		perr := er.UnmarshalProto(req)
+		if err != nil {
+			if n := len(readSeries(t, wireTT, itemsMetric)) + len(readSeries(t, wireTT, bytesMetric)); n != 0 {
+				t.Fatalf("countRequest failed (%v) but recorded %d series", err, n)
+			}
+			if !errors.Is(err, otlpwire.ErrMalformed) {
+				t.Fatalf("error does not match ErrMalformed: %v", err)
+			}
+			if perr == nil && !errors.Is(err, otlpwire.ErrUnsupported) {
+				t.Fatalf("pdata accepts the request, bytes path: %v", err)
+			}
+			return
+		}
+		if perr != nil {
+			// The receiver refuses it: the pdata path never sees it.
 			return
 		}
 		td := er.Traces()
@@ -53,8 +70,17 @@ func FuzzCountRequest(f *testing.F) {
 		if _, err := pd.processTraces(context.Background(), td); err != nil {
 			t.Fatal(err)
 		}
-		if w, p := sumSeries(readSeries(t, wireTT, itemsMetric)), sumSeries(readSeries(t, pdTT, itemsMetric)); w != p {
-			t.Fatalf("bytes path counted %d items, pdata path %d", w, p)
+		if w, p := readSeries(t, wireTT, itemsMetric), readSeries(t, pdTT, itemsMetric); !maps.Equal(w, p) {
+			t.Fatalf("items per group: bytes path %v, pdata path %v", w, p)
+		}
+		canonical, err := er.MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Equal(canonical, req) {
+			if w, p := readSeries(t, wireTT, bytesMetric), readSeries(t, pdTT, bytesMetric); !maps.Equal(w, p) {
+				t.Fatalf("bytes per group of a pdata-encoded request: bytes path %v, pdata path %v", w, p)
+			}
 		}
 	})
 }

@@ -2,6 +2,8 @@ package wirecountprocessor
 
 import (
 	"context"
+	"encoding/hex"
+	"errors"
 	"math/rand/v2"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/collector/pipeline"
 
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
@@ -134,4 +137,72 @@ func TestBytesPathGuard(t *testing.T) {
 	want := series{}
 	want.add(baseSet(newSettings(tt, "same").ID, "logs"), 24)
 	assert.Equal(t, want, readSeries(t, tt, refusedItemsMetric))
+}
+
+// The inputs of issue 12: a resource attribute holding a protobuf group
+// (which pdata skips and otlpwire refuses by design), a malformed value
+// member followed by a valid one and a malformed entity_refs (both refused
+// by pdata). The bytes path refuses all three and counts nothing, never a
+// group key made of an unreadable value.
+func TestBytesPathRefusesIssue12InputsWithoutCounting(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		hex         string
+		unsupported bool
+	}{
+		{"value holding a group", "0a120a100a0e0a016b12092a0743440a030a0130", true},
+		{"malformed member", "0a0f0a0d0a0b0a016b12062a020a021000", false},
+		{"malformed entity_refs", "0a100a0e1a020a050a080a016b12030a0176", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := hex.DecodeString(tc.hex)
+			require.NoError(t, err)
+			c, tt := newTestCounter(t, &Config{GroupBy: []string{"k"}, MaxGroups: 10}, pipeline.SignalTraces)
+			err = c.countRequest(otlpwire.SignalTraces, b)
+			require.ErrorIs(t, err, otlpwire.ErrMalformed)
+			assert.Equal(t, tc.unsupported, errors.Is(err, otlpwire.ErrUnsupported), "%v", err)
+			assert.True(t, consumererror.IsPermanent(err))
+			assert.Empty(t, readSeries(t, tt, itemsMetric))
+			assert.Empty(t, readSeries(t, tt, bytesMetric))
+			perr := ptraceotlp.NewExportRequest().UnmarshalProto(b)
+			assert.Equal(t, tc.unsupported, perr == nil, "pdata: %v", perr)
+		})
+	}
+}
+
+// The bytes path counts each resource message as received; the pdata path
+// counts what pdata re-encodes. Content pdata drops (here an unknown field
+// and a deprecated field-1000 scope superseded by field 2) is counted by the
+// bytes path only, byte for byte; items and group keys agree.
+func TestBytesPathCountsContentPdataDrops(t *testing.T) {
+	cfg := &Config{GroupBy: []string{"service.name"}, MaxGroups: 10}
+	td := generateTraces(rand.New(rand.NewPCG(7, 7)), batchShape{resources: 1, scopes: 1, items: 3})
+	b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	require.NoError(t, err)
+	var rs []byte
+	for d, err := range otlpwire.NewRequest(otlpwire.SignalTraces, b).Resources() {
+		require.NoError(t, err)
+		rs = d.Bytes()
+	}
+	unknown := []byte{0x4a, 0x03, 'x', 'y', 'z'} // field 9, LEN 3
+	// Field 1000 (tag c2 3e), one ScopeSpans holding one empty span.
+	deprecated := []byte{0xc2, 0x3e, 0x02, 0x12, 0x00}
+	grown := append(append(append([]byte(nil), rs...), unknown...), deprecated...)
+	req := otlpwire.AppendRequest(nil, otlpwire.NewResourceData(otlpwire.SignalTraces, grown))
+
+	wire, wireTT := newTestCounter(t, cfg, pipeline.SignalTraces)
+	require.NoError(t, wire.countRequest(otlpwire.SignalTraces, req))
+	er := ptraceotlp.NewExportRequest()
+	require.NoError(t, er.UnmarshalProto(req))
+	pd, pdTT := newTestCounter(t, cfg, pipeline.SignalTraces)
+	_, err = pd.processTraces(context.Background(), er.Traces())
+	require.NoError(t, err)
+
+	assert.Equal(t, readSeries(t, pdTT, itemsMetric), readSeries(t, wireTT, itemsMetric))
+	wb, pb := readSeries(t, wireTT, bytesMetric), readSeries(t, pdTT, bytesMetric)
+	require.Len(t, wb, 1)
+	for k, v := range pb {
+		assert.Equal(t, v+int64(len(unknown)+len(deprecated)), wb[k])
+		assert.Equal(t, int64(len(rs)), v)
+	}
 }

@@ -1,0 +1,208 @@
+package otlpwire
+
+import (
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Floors: minimal hand-written protowire walks that do the least work an
+// operation needs (tags and lengths only, no validation beyond what
+// protowire does to stay in bounds), to measure otlpwire against. The
+// side-by-side suite with pdata and other libraries lives in benchmarks/.
+
+// floorFields calls fn for every LEN field of b; it returns false on a
+// framing error.
+func floorFields(b []byte, fn func(num protowire.Number, v []byte)) bool {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return false
+		}
+		b = b[n:]
+		if typ == protowire.BytesType {
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return false
+			}
+			fn(num, v)
+			b = b[m:]
+			continue
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return false
+		}
+		b = b[m:]
+	}
+	return true
+}
+
+// floorCount counts items: request, resource, scope (and for metrics,
+// metric and data message) levels, field 2 scopes only.
+func floorCount(sig Signal, b []byte) int {
+	n := 0
+	floorFields(b, func(num protowire.Number, rs []byte) {
+		if num != 1 {
+			return
+		}
+		floorFields(rs, func(num protowire.Number, ss []byte) {
+			if num != 2 {
+				return
+			}
+			floorFields(ss, func(num protowire.Number, item []byte) {
+				if num != 2 {
+					return
+				}
+				if sig != SignalMetrics {
+					n++
+					return
+				}
+				points := 0
+				floorFields(item, func(num protowire.Number, data []byte) {
+					if dataSchema(int32(num)) == nil {
+						return
+					}
+					points = 0
+					floorFields(data, func(num protowire.Number, _ []byte) {
+						if num == 1 {
+							points++
+						}
+					})
+				})
+				n += points
+			})
+		})
+	})
+	return n
+}
+
+// floorResources visits the request's resource fields.
+func floorResources(b []byte) int {
+	n := 0
+	floorFields(b, func(num protowire.Number, _ []byte) {
+		if num == 1 {
+			n++
+		}
+	})
+	return n
+}
+
+// floorLookup finds, in one pass per resource, the string value of the
+// first resource attribute named key, and counts the resources having it.
+func floorLookup(b []byte, key string) int {
+	found := 0
+	floorFields(b, func(num protowire.Number, rs []byte) {
+		if num != 1 {
+			return
+		}
+		var val []byte
+		ok := false
+		floorFields(rs, func(num protowire.Number, res []byte) {
+			if num != 1 || ok {
+				return
+			}
+			floorFields(res, func(num protowire.Number, kv []byte) {
+				if num != 1 || ok {
+					return
+				}
+				var k, v []byte
+				floorFields(kv, func(num protowire.Number, f []byte) {
+					switch num {
+					case 1:
+						k = f
+					case 2:
+						v = f
+					}
+				})
+				if string(k) == key {
+					ok = true
+					floorFields(v, func(num protowire.Number, s []byte) {
+						if num == 1 {
+							val = s
+						}
+					})
+				}
+			})
+		})
+		if ok && len(val) > 0 {
+			found++
+		}
+	})
+	return found
+}
+
+const floorKey = "attribute.9" // the last resource attribute of the fixture
+
+func BenchmarkFloor(b *testing.B) {
+	for _, sig := range signals {
+		fx := benchFixture(sig)
+		req := NewRequest(sig, fx)
+		want, _ := req.ItemCount()
+		b.Run(sig.String()+"/count/otlpwire", func(b *testing.B) {
+			b.SetBytes(int64(len(fx)))
+			for b.Loop() {
+				if n, err := req.ItemCount(); err != nil || n != want {
+					b.Fatal(n, err)
+				}
+			}
+		})
+		b.Run(sig.String()+"/count/floor", func(b *testing.B) {
+			b.SetBytes(int64(len(fx)))
+			for b.Loop() {
+				if n := floorCount(sig, fx); n != want {
+					b.Fatal(n)
+				}
+			}
+		})
+		b.Run(sig.String()+"/resources/otlpwire", func(b *testing.B) {
+			for b.Loop() {
+				n := 0
+				for _, err := range req.Resources() {
+					if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				if n != benchResources {
+					b.Fatal(n)
+				}
+			}
+		})
+		b.Run(sig.String()+"/resources/floor", func(b *testing.B) {
+			for b.Loop() {
+				if n := floorResources(fx); n != benchResources {
+					b.Fatal(n)
+				}
+			}
+		})
+		b.Run(sig.String()+"/lookup/otlpwire", func(b *testing.B) {
+			for b.Loop() {
+				n := 0
+				for rd, err := range req.Resources() {
+					if err != nil {
+						b.Fatal(err)
+					}
+					res, err := rd.Resource()
+					if err != nil {
+						b.Fatal(err)
+					}
+					if v, ok, err := res.Attribute(floorKey); err != nil || !ok || len(v.Bytes()) == 0 {
+						b.Fatal(ok, err)
+					}
+					n++
+				}
+				if n != benchResources {
+					b.Fatal(n)
+				}
+			}
+		})
+		b.Run(sig.String()+"/lookup/floor", func(b *testing.B) {
+			for b.Loop() {
+				if n := floorLookup(fx, floorKey); n != benchResources {
+					b.Fatal(n)
+				}
+			}
+		})
+	}
+}
