@@ -2,6 +2,7 @@ package sdpshardprocessor
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -92,6 +93,13 @@ func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
 		telemetry:    tb,
 		obs:          obs,
 	}
+	var tlsConfig *tls.Config
+	if cfg.TLS.HasValue() {
+		if tlsConfig, err = cfg.TLS.Get().LoadTLSConfig(context.Background()); err != nil {
+			tb.Shutdown()
+			return nil, fmt.Errorf("tls: %w", err)
+		}
+	}
 	sender := cfg.Sender
 	if sender == "" {
 		sender = defaultSender(set)
@@ -108,6 +116,7 @@ func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
 			MaxBackoff:     cfg.MaxBackoff,
 			WriteTimeout:   cfg.WriteTimeout,
 			AckTimeout:     cfg.AckTimeout,
+			TLSConfig:      tlsConfig,
 			Logger:         set.Logger.With(zap.Int("shard", shard), zap.String("endpoint", endpoint)),
 			Observer:       obs,
 		})

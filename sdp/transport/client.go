@@ -3,6 +3,7 @@ package transport
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -81,6 +82,10 @@ type ClientSettings struct {
 	// AckTimeout recycles a connection on which frames are in flight but
 	// no Ack has arrived for this long.
 	AckTimeout time.Duration
+	// TLSConfig, when not nil, wraps each connection in TLS with this
+	// configuration (a tcp:// endpoint's host name is the default server
+	// name).
+	TLSConfig *tls.Config
 	// Logger receives connection changes, rejections and shutdown losses;
 	// nil logs nothing.
 	Logger *zap.Logger
@@ -452,6 +457,10 @@ func (c *Client) dial() (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(c.ctx, c.set.DialTimeout)
 	defer cancel()
 	var d net.Dialer
+	if c.set.TLSConfig != nil {
+		td := tls.Dialer{NetDialer: &d, Config: c.set.TLSConfig}
+		return td.DialContext(ctx, c.network, c.address)
+	}
 	return d.DialContext(ctx, c.network, c.address)
 }
 
