@@ -87,8 +87,8 @@ func (p *shardProcessor) options() []processorhelper.Option {
 	return []processorhelper.Option{
 		// Tee only reads the batch. Divert removes what it forwarded.
 		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: p.mode == ModeDivert}),
-		processorhelper.WithStart(func(context.Context, component.Host) error {
-			p.shards.start()
+		processorhelper.WithStart(func(_ context.Context, host component.Host) error {
+			p.shards.start(host)
 			return nil
 		}),
 		processorhelper.WithShutdown(func(ctx context.Context) error {
@@ -179,7 +179,9 @@ func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unr
 	defer p.frames.Put(frames)
 	if err := p.router.Route(req, frames); err != nil {
 		p.refused(ctx, reasonMalformed)
-		return nil, consumererror.NewPermanent(fmt.Errorf("sdpshard: splitting %s by resource: %w", req.Signal(), err))
+		err = fmt.Errorf("sdpshard: splitting %s by resource: %w", req.Signal(), err)
+		p.shards.health.refused(reasonMalformed, err)
+		return nil, consumererror.NewPermanent(err)
 	}
 	if len(frames.Unroutable) > 0 {
 		items := 0
@@ -346,6 +348,7 @@ func (p *shardProcessor) refuse(ctx context.Context, err error) error {
 	reason := reasonOf(err)
 	p.refused(ctx, reason)
 	err = fmt.Errorf("sdpshard: %w", err)
+	p.shards.health.refused(reason, err)
 	if reason == reasonRejected {
 		return consumererror.NewPermanent(err)
 	}

@@ -74,6 +74,7 @@ type shardSet struct {
 	flushTimeout time.Duration
 	telemetry    *metadata.TelemetryBuilder
 	obs          *observer
+	health       *health
 
 	users     int // guarded by registry.mu
 	startOnce sync.Once
@@ -84,7 +85,9 @@ func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating telemetry: %w", err)
 	}
-	obs := newObserver(tb, set.ID, len(cfg.Endpoints))
+	hl := newHealth(set.Logger, cfg.Endpoints)
+	obs := newObserver(tb, hl, set.ID, len(cfg.Endpoints))
+	obs.recordZeros()
 	s := &shardSet{
 		id:           set.ID,
 		logger:       set.Logger,
@@ -92,6 +95,7 @@ func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
 		flushTimeout: cfg.FlushTimeout,
 		telemetry:    tb,
 		obs:          obs,
+		health:       hl,
 	}
 	var tlsConfig *tls.Config
 	if cfg.TLS.HasValue() {
@@ -151,7 +155,10 @@ func defaultSender(set processor.Settings) string {
 	return "otelcol-sdp"
 }
 
-func (s *shardSet) start() {
+// start registers host for status reports and starts the clients with
+// the first call.
+func (s *shardSet) start(host component.Host) {
+	s.health.addHost(host)
 	s.startOnce.Do(func() {
 		for _, c := range s.clients {
 			c.Start()
@@ -166,6 +173,7 @@ func (s *shardSet) start() {
 func (s *shardSet) shutdown(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, s.flushTimeout)
 	defer cancel()
+	s.health.stop()
 	var wg sync.WaitGroup
 	for _, c := range s.clients {
 		wg.Go(func() {
@@ -182,13 +190,15 @@ func (s *shardSet) shutdown(ctx context.Context) {
 // attribute sets are built once: the callbacks run on the send path.
 type observer struct {
 	tb         *metadata.TelemetryBuilder
+	health     *health
+	processor  attribute.KeyValue
 	shardAttrs []metric.MeasurementOption
 	ackAttrs   [][3]metric.MeasurementOption
 }
 
-func newObserver(tb *metadata.TelemetryBuilder, id component.ID, shards int) *observer {
-	o := &observer{tb: tb}
+func newObserver(tb *metadata.TelemetryBuilder, hl *health, id component.ID, shards int) *observer {
 	processorAttr := attribute.String("processor", id.String())
+	o := &observer{tb: tb, health: hl, processor: processorAttr}
 	for shard := range shards {
 		shardAttr := attribute.Int("shard", shard)
 		o.shardAttrs = append(o.shardAttrs, metric.WithAttributeSet(attribute.NewSet(processorAttr, shardAttr)))
@@ -199,6 +209,30 @@ func newObserver(tb *metadata.TelemetryBuilder, id component.ID, shards int) *ob
 		o.ackAttrs = append(o.ackAttrs, acks)
 	}
 	return o
+}
+
+// recordZeros records 0 on every counter for every shard, status and
+// reason, so that each series exists from the start: a dashboard or alert
+// sees 0 rather than nothing until the first event, and a count recorded
+// just before shutdown is an increase over a value already exported.
+func (o *observer) recordZeros() {
+	ctx := context.Background()
+	for shard, attrs := range o.shardAttrs {
+		for _, c := range []metric.Int64Counter{
+			o.tb.ProcessorSdpshardFramesSent, o.tb.ProcessorSdpshardBytesSent, o.tb.ProcessorSdpshardItemsSent,
+			o.tb.ProcessorSdpshardRetransmissions, o.tb.ProcessorSdpshardReconnects,
+			o.tb.ProcessorSdpshardConnectionFailures, o.tb.ProcessorSdpshardUndeliveredItems,
+		} {
+			c.Add(ctx, 0, attrs)
+		}
+		for _, status := range o.ackAttrs[shard] {
+			o.tb.ProcessorSdpshardAcks.Add(ctx, 0, status)
+		}
+	}
+	for _, reason := range []string{reasonQueueFull, reasonClosed, reasonRejected, reasonUndelivered, reasonCanceled, reasonMalformed} {
+		o.tb.ProcessorSdpshardRefusedBatches.Add(ctx, 0, metric.WithAttributes(o.processor, attribute.String("reason", reason)))
+	}
+	o.tb.ProcessorSdpshardUnroutableItems.Add(ctx, 0, metric.WithAttributes(o.processor))
 }
 
 var _ transport.Observer = (*observer)(nil)
@@ -221,9 +255,15 @@ func (o *observer) AckReceived(shard uint32, status sdp.AckStatus, frames int) {
 }
 
 func (o *observer) Connected(shard uint32, reconnect bool) {
+	o.health.connected(shard)
 	if reconnect {
 		o.tb.ProcessorSdpshardReconnects.Add(context.Background(), 1, o.shardAttrs[shard])
 	}
+}
+
+func (o *observer) Disconnected(shard uint32, err error) {
+	o.tb.ProcessorSdpshardConnectionFailures.Add(context.Background(), 1, o.shardAttrs[shard])
+	o.health.disconnected(shard, err)
 }
 
 func (o *observer) Undelivered(shard uint32, _, items int) {

@@ -432,6 +432,7 @@ func (c *Client) run() {
 			if c.ctx.Err() != nil {
 				return
 			}
+			c.obs.Disconnected(c.set.Shard, err)
 			if !failing {
 				c.log.Warn("Cannot connect to sidecar; retrying with backoff", zap.Error(err))
 			} else {
@@ -446,6 +447,7 @@ func (c *Client) run() {
 		if c.ctx.Err() != nil {
 			return
 		}
+		c.obs.Disconnected(c.set.Shard, err)
 		c.log.Warn("Sidecar connection lost; unacknowledged frames will be sent again", zap.Error(err))
 		if healthy {
 			attempt = 0
