@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configtls"
 	"go.opentelemetry.io/collector/confmap"
@@ -98,6 +99,13 @@ type Config struct {
 	// FlushTimeout bounds how long Shutdown waits for held frames to be
 	// acknowledged when the shutdown context has no earlier deadline.
 	FlushTimeout time.Duration `mapstructure:"flush_timeout"`
+	// Storage names a storage extension (for example file_storage) that
+	// holds every frame from before the processor answers until its
+	// sidecar acknowledges it. Frames left when the Collector stops, or is
+	// killed, are sent again when it starts. With wait_for_ack: false the
+	// client is answered once the frames are written to storage rather
+	// than once they are acknowledged. Empty means no persistent queue.
+	Storage *component.ID `mapstructure:"storage"`
 	// TLS, when present, secures the connections to tcp:// endpoints with
 	// the Collector's usual client TLS settings (ca_file, cert_file,
 	// key_file, server_name_override, insecure_skip_verify, min_version,

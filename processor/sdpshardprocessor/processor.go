@@ -87,9 +87,8 @@ func (p *shardProcessor) options() []processorhelper.Option {
 	return []processorhelper.Option{
 		// Tee only reads the batch. Divert removes what it forwarded.
 		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: p.mode == ModeDivert}),
-		processorhelper.WithStart(func(_ context.Context, host component.Host) error {
-			p.shards.start(host)
-			return nil
+		processorhelper.WithStart(func(ctx context.Context, host component.Host) error {
+			return p.shards.start(ctx, host)
 		}),
 		processorhelper.WithShutdown(func(ctx context.Context) error {
 			p.releaseOnce.Do(func() { p.registry.release(ctx, p.shards) })
@@ -284,7 +283,20 @@ func (p *shardProcessor) send(ctx context.Context, frames *shard.Frames) error {
 				done = make(chan error, 1)
 				onSettled = func(err error) { done <- err }
 			}
+			var seqs []uint64
+			if q := p.shards.queue; q != nil {
+				// Stored before the client may settle it, deleted once
+				// acknowledged: without wait_for_ack, OK means stored.
+				var err error
+				if seqs, err = q.persist(ctx, shard, part); err != nil {
+					return p.refuse(ctx, fmt.Errorf("shard %d: %w", shard, err))
+				}
+				onSettled = q.onSettled(seqs, onSettled)
+			}
 			if err := clients[shard].Send(part, onSettled); err != nil {
+				if seqs != nil {
+					p.shards.queue.settled(seqs, true)
+				}
 				return p.refuse(ctx, fmt.Errorf("shard %d: %w", shard, err))
 			}
 			previous = done

@@ -75,6 +75,13 @@ type shardSet struct {
 	telemetry    *metadata.TelemetryBuilder
 	obs          *observer
 	health       *health
+	storage      *component.ID
+	// queue is the persistent queue, when storage is configured; set by
+	// the first start, before any batch arrives.
+	queue      *persistentQueue
+	replayStop chan struct{}
+	replayDone chan struct{}
+	startErr   error
 
 	users     int // guarded by registry.mu
 	startOnce sync.Once
@@ -96,6 +103,7 @@ func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
 		telemetry:    tb,
 		obs:          obs,
 		health:       hl,
+		storage:      cfg.Storage,
 	}
 	var tlsConfig *tls.Config
 	if cfg.TLS.HasValue() {
@@ -155,15 +163,74 @@ func defaultSender(set processor.Settings) string {
 	return "otelcol-sdp"
 }
 
-// start registers host for status reports and starts the clients with
-// the first call.
-func (s *shardSet) start(host component.Host) {
+// start registers host for status reports and, with the first call,
+// opens the persistent queue (when storage is configured), starts the
+// clients and sends again the frames a previous run left stored.
+func (s *shardSet) start(ctx context.Context, host component.Host) error {
 	s.health.addHost(host)
 	s.startOnce.Do(func() {
+		if s.storage != nil {
+			q, err := openPersistentQueue(ctx, host, *s.storage, s.id, s.logger)
+			if err != nil {
+				s.startErr = err
+				return
+			}
+			left, err := q.leftovers(ctx)
+			if err != nil {
+				_ = q.close(ctx)
+				s.startErr = err
+				return
+			}
+			s.queue = q
+			go q.run()
+			for _, c := range s.clients {
+				c.Start()
+			}
+			s.replayStop, s.replayDone = make(chan struct{}), make(chan struct{})
+			go s.replay(left)
+			return
+		}
 		for _, c := range s.clients {
 			c.Start()
 		}
 	})
+	return s.startErr
+}
+
+// replay sends again the frames a previous run left stored, waiting for
+// room in each shard's queue, until done or the shard set shuts down.
+func (s *shardSet) replay(left []storedFrame) {
+	defer close(s.replayDone)
+	if len(left) == 0 {
+		return
+	}
+	items := 0
+	for _, f := range left {
+		items += f.frame.Items
+	}
+	s.logger.Info("Sending frames stored by a previous run again", zap.Int("frames", len(left)), zap.Int("items", items))
+	for _, f := range left {
+		if f.shard >= len(s.clients) {
+			s.logger.Error("A stored frame belongs to a shard that no longer exists; it stays stored",
+				zap.Int("shard", f.shard), zap.Int("shards", len(s.clients)), zap.Int("items", f.frame.Items))
+			continue
+		}
+		for {
+			err := s.clients[f.shard].Send([]transport.Frame{f.frame}, s.queue.onSettled([]uint64{f.seq}, nil))
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, transport.ErrQueueFull) {
+				// Closed: the frame stays stored for the next run.
+				return
+			}
+			select {
+			case <-s.replayStop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
 }
 
 // shutdown flushes every client concurrently until ctx ends or
@@ -174,6 +241,10 @@ func (s *shardSet) shutdown(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, s.flushTimeout)
 	defer cancel()
 	s.health.stop()
+	if s.replayStop != nil {
+		close(s.replayStop)
+		<-s.replayDone
+	}
 	var wg sync.WaitGroup
 	for _, c := range s.clients {
 		wg.Go(func() {
@@ -183,6 +254,11 @@ func (s *shardSet) shutdown(ctx context.Context) {
 		})
 	}
 	wg.Wait()
+	if s.queue != nil {
+		if err := s.queue.close(ctx); err != nil {
+			s.logger.Warn("Closing the persistent queue's storage client", zap.Error(err))
+		}
+	}
 	s.telemetry.Shutdown()
 }
 

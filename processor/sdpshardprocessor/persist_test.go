@@ -1,0 +1,138 @@
+package sdpshardprocessor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/extension"
+	"go.opentelemetry.io/collector/extension/extensiontest"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+)
+
+// storageHost is a host offering one file_storage extension.
+type storageHost struct {
+	component.Host
+	id  component.ID
+	ext extension.Extension
+}
+
+func (h *storageHost) GetExtensions() map[component.ID]component.Component {
+	return map[component.ID]component.Component{h.id: h.ext}
+}
+
+// startFileStorage starts a file_storage extension on dir, as a Collector
+// with `extensions: [file_storage]` would, and stops it at cleanup.
+func startFileStorage(t *testing.T, dir string) *storageHost {
+	t.Helper()
+	f := filestorage.NewFactory()
+	cfg := f.CreateDefaultConfig().(*filestorage.Config)
+	cfg.Directory = dir
+	id := component.NewID(f.Type())
+	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), cfg)
+	require.NoError(t, err)
+	require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
+	return &storageHost{Host: componenttest.NewNopHost(), id: id, ext: ext}
+}
+
+func (h *storageHost) stop(t *testing.T) {
+	require.NoError(t, h.ext.Shutdown(context.Background()))
+}
+
+// storedFrames counts the frames the processor left in storage.
+func storedFrames(t *testing.T, host *storageHost) int {
+	t.Helper()
+	client, err := host.ext.(storage.Extension).GetClient(context.Background(), component.KindProcessor, component.NewIDWithName(testSettings(nil).ID.Type(), "test"), "")
+	require.NoError(t, err)
+	defer func() { require.NoError(t, client.Close(context.Background())) }()
+	low, err := client.Get(context.Background(), lowKey)
+	require.NoError(t, err)
+	high, err := client.Get(context.Background(), highKey)
+	require.NoError(t, err)
+	n := 0
+	for seq := decodeSeq(low); seq < decodeSeq(high); seq++ {
+		v, err := client.Get(context.Background(), frameKey(seq))
+		require.NoError(t, err)
+		if v != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func TestPersistentQueueReplaysAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	endpoints := newEndpoints(t, "unix", 2)
+	sc := signalCases[0]
+	run := func(host *storageHost) (component.Component, *Config) {
+		cfg := testConfig(endpoints)
+		cfg.Storage = &host.id
+		cfg.WaitForAck = false
+		cfg.FlushTimeout = 100 * time.Millisecond
+		p, _ := sc.create(t, NewFactory(), testSettings(nil), cfg)
+		require.NoError(t, p.Start(context.Background(), host))
+		return p, cfg
+	}
+
+	// Run 1: no sidecar listens. Without wait_for_ack, OK means stored;
+	// shutdown gives up on every frame, and they stay stored.
+	host := startFileStorage(t, dir)
+	p, _ := run(host)
+	sent := map[string]bool{}
+	for b := range 5 {
+		got, err := sc.consume(context.Background(), p, b, 4, 3)
+		require.NoError(t, err)
+		for _, names := range got {
+			for _, n := range names {
+				sent[n] = true
+			}
+		}
+	}
+	require.Len(t, sent, 60)
+	require.NoError(t, p.Shutdown(context.Background()))
+	assert.Equal(t, 20, storedFrames(t, host), "every unacknowledged frame stays stored")
+	host.stop(t)
+
+	// Run 2: the sidecars are up. The stored frames are sent again and
+	// deleted once acknowledged.
+	recs := []*recorder{newRecorder(), newRecorder()}
+	startSidecar(t, endpoints[0], recs[0])
+	startSidecar(t, endpoints[1], recs[1])
+	host = startFileStorage(t, dir)
+	p, _ = run(host)
+	waitFor(t, "every stored item", func() bool { return len(collect(t, sc, recs).items) == len(sent) })
+	d := collect(t, sc, recs)
+	for n := range sent {
+		require.Equal(t, 1, d.items[n], "item %s", n)
+	}
+	require.NoError(t, p.Shutdown(context.Background()))
+	// The storage file is locked while the processor's client is open.
+	assert.Zero(t, storedFrames(t, host), "acknowledged frames are deleted")
+	host.stop(t)
+
+	// Run 3: nothing is left to send again.
+	host = startFileStorage(t, dir)
+	p, _ = run(host)
+	time.Sleep(100 * time.Millisecond)
+	require.NoError(t, p.Shutdown(context.Background()))
+	host.stop(t)
+	assert.Len(t, collect(t, sc, recs).items, len(sent))
+	for n := range sent {
+		assert.Equal(t, 1, collect(t, sc, recs).items[n], "item %s sent again after it was acknowledged", n)
+	}
+}
+
+func TestPersistentQueueStorageMustExist(t *testing.T) {
+	cfg := testConfig(newEndpoints(t, "unix", 1))
+	missing := component.MustNewID("file_storage")
+	cfg.Storage = &missing
+	p, _ := signalCases[0].create(t, NewFactory(), testSettings(nil), cfg)
+	err := p.Start(context.Background(), componenttest.NewNopHost())
+	require.ErrorContains(t, err, `storage: extension "file_storage" is not configured`)
+	require.NoError(t, p.Shutdown(context.Background()))
+}
