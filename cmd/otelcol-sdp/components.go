@@ -5,6 +5,7 @@ package main
 import (
 	healthcheckextension "github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension"
 	pprofextension "github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension"
+	filestorage "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	sdpshardprocessor "github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor"
 	wirecountprocessor "github.com/otelcol-sdp/otelcol-sdp/processor/wirecountprocessor"
 	"go.opentelemetry.io/collector/component"
@@ -48,6 +49,7 @@ func components() (otelcol.Factories, error) {
 		healthcheckextension.NewFactory(),
 		zpagesextension.NewFactory(),
 		pprofextension.NewFactory(),
+		filestorage.NewFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err
@@ -56,6 +58,7 @@ func components() (otelcol.Factories, error) {
 		healthcheckextension.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension v0.165.0",
 		zpagesextension.NewFactory().Type():      "go.opentelemetry.io/collector/extension/zpagesextension v0.165.0",
 		pprofextension.NewFactory().Type():       "github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension v0.165.0",
+		filestorage.NewFactory().Type():          "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage v0.165.0",
 	})
 
 	factories.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](
