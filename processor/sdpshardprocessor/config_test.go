@@ -40,6 +40,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	assert.Equal(t, 1_000_000, cfg.MaxFrameBytes)
 	assert.Equal(t, 64<<20, cfg.QueueBytes)
 	assert.True(t, cfg.WaitForAck, "at-least-once for clients by default")
+	assert.Nil(t, cfg.Storage, "no persistent queue by default")
 }
 
 func TestLoadConfigCustom(t *testing.T) {
@@ -52,6 +53,8 @@ func TestLoadConfigCustom(t *testing.T) {
 	assert.Equal(t, 262144, cfg.MaxFrameBytes)
 	assert.Equal(t, 16777216, cfg.QueueBytes)
 	assert.False(t, cfg.WaitForAck)
+	require.NotNil(t, cfg.Storage)
+	assert.Equal(t, component.MustNewIDWithName("file_storage", "sdp"), *cfg.Storage)
 	assert.Equal(t, "gateway-0", cfg.Sender)
 	assert.Equal(t, 2*time.Second, cfg.DialTimeout)
 	assert.Equal(t, 50*time.Millisecond, cfg.InitialBackoff)

@@ -178,8 +178,14 @@ func (q *persistentQueue) settled(seqs []uint64, remove bool) {
 		n++
 	}
 	if n > 0 {
-		q.window = append(q.window[:0], q.window[n:]...)
+		// Reslicing keeps the settled prefix in the backing array until an
+		// append reallocates it; compacting on every advance would copy the
+		// whole window each time.
+		q.window = q.window[n:]
 		q.base += uint64(n)
+		if len(q.window) == 0 {
+			q.window = nil
+		}
 	}
 	q.mu.Unlock()
 	select {

@@ -13,6 +13,9 @@ import (
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
 
 // storageHost is a host offering one file_storage extension.
@@ -135,4 +138,56 @@ func TestPersistentQueueStorageMustExist(t *testing.T) {
 	err := p.Start(context.Background(), componenttest.NewNopHost())
 	require.ErrorContains(t, err, `storage: extension "file_storage" is not configured`)
 	require.NoError(t, p.Shutdown(context.Background()))
+}
+
+func TestPersistentQueueLowBoundWaitsForTheOldestFrame(t *testing.T) {
+	host := startFileStorage(t, t.TempDir())
+	defer host.stop(t)
+	owner := component.MustNewIDWithName("sdpshard", "bounds")
+	q, err := openPersistentQueue(context.Background(), host, host.id, owner, zap.NewNop())
+	require.NoError(t, err)
+	frame := func(items int) transport.Frame { return transport.Frame{Bytes: []byte("frame"), Items: items} }
+	first, err := q.persist(context.Background(), 0, []transport.Frame{frame(1), frame(2)})
+	require.NoError(t, err)
+	second, err := q.persist(context.Background(), 1, []transport.Frame{frame(3)})
+	require.NoError(t, err)
+	require.Equal(t, []uint64{0, 1}, first)
+	require.Equal(t, []uint64{2}, second)
+
+	bounds := func() (uint64, uint64) {
+		low, err := q.client.Get(context.Background(), lowKey)
+		require.NoError(t, err)
+		high, err := q.client.Get(context.Background(), highKey)
+		require.NoError(t, err)
+		return decodeSeq(low), decodeSeq(high)
+	}
+	// The newer frame is acknowledged first: it is deleted, but the low
+	// bound stays at the older frames, which a restart must still find.
+	q.onSettled(second, nil)(nil)
+	q.flush()
+	low, high := bounds()
+	assert.Equal(t, uint64(0), low)
+	assert.Equal(t, uint64(3), high)
+	left, err := q.leftovers(context.Background())
+	require.NoError(t, err)
+	require.Len(t, left, 2)
+	assert.Equal(t, 1, left[0].frame.Items)
+	assert.Equal(t, 2, left[1].frame.Items)
+	assert.Equal(t, "frame", string(left[1].frame.Bytes))
+
+	// Given up at shutdown: kept, and the bound does not pass them.
+	q.onSettled(first, nil)(transport.ErrUndelivered)
+	q.flush()
+	low, _ = bounds()
+	assert.Equal(t, uint64(0), low)
+
+	// Acknowledged after all: deleted, and the bound moves past everything.
+	q.onSettled(first, nil)(nil)
+	q.flush()
+	low, high = bounds()
+	assert.Equal(t, uint64(3), low)
+	assert.Equal(t, uint64(3), high)
+	close(q.stop)
+	close(q.done)
+	require.NoError(t, q.client.Close(context.Background()))
 }
