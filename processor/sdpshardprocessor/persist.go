@@ -3,6 +3,7 @@ package sdpshardprocessor
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -29,6 +30,10 @@ const (
 	// replayChunk bounds the Gets of one storage Batch at startup.
 	replayChunk = 256
 )
+
+// errStorage marks a batch refused because its frames could not be
+// written to the persistent queue's storage.
+var errStorage = errors.New("storage")
 
 // persistentQueue keeps every frame in a storage extension from before the
 // processor answers until its sidecar has settled it (acknowledged or
@@ -156,7 +161,7 @@ func (q *persistentQueue) persist(ctx context.Context, shard int, frames []trans
 	ops = append(ops, storage.SetOperation(highKey, encodeSeq(high)))
 	if err := q.client.Batch(ctx, ops...); err != nil {
 		q.settled(seqs, true)
-		return nil, fmt.Errorf("storage: writing frames: %w", err)
+		return nil, fmt.Errorf("%w: writing frames: %w", errStorage, err)
 	}
 	return seqs, nil
 }

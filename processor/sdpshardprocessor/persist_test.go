@@ -2,6 +2,7 @@ package sdpshardprocessor
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
@@ -190,4 +192,53 @@ func TestPersistentQueueLowBoundWaitsForTheOldestFrame(t *testing.T) {
 	close(q.stop)
 	close(q.done)
 	require.NoError(t, q.client.Close(context.Background()))
+}
+
+// failingStorage is a storage extension whose client reads nothing and
+// fails every write.
+type failingStorage struct {
+	component.StartFunc
+	component.ShutdownFunc
+}
+
+func (failingStorage) GetClient(context.Context, component.Kind, component.ID, string) (storage.Client, error) {
+	return failingClient{}, nil
+}
+
+type failingClient struct{}
+
+func (failingClient) Get(context.Context, string) ([]byte, error) { return nil, nil }
+func (failingClient) Set(context.Context, string, []byte) error   { return errors.New("disk full") }
+func (failingClient) Delete(context.Context, string) error        { return errors.New("disk full") }
+func (failingClient) Close(context.Context) error                 { return nil }
+func (failingClient) Batch(_ context.Context, ops ...*storage.Operation) error {
+	for _, op := range ops {
+		if op.Type != storage.Get {
+			return errors.New("disk full")
+		}
+	}
+	return nil
+}
+
+func TestStorageWriteFailureRefusesRetryably(t *testing.T) {
+	endpoints := newEndpoints(t, "unix", 1)
+	rec := newRecorder()
+	startSidecar(t, endpoints[0], rec)
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	id := component.MustNewID("file_storage")
+	host := &storageHost{Host: componenttest.NewNopHost(), id: id, ext: failingStorage{}}
+	cfg := testConfig(endpoints)
+	cfg.Storage = &id
+	cfg.WaitForAck = false
+	sc := signalCases[0]
+	p, _ := sc.create(t, NewFactory(), testSettings(tel), cfg)
+	require.NoError(t, p.Start(context.Background(), host))
+	defer func() { require.NoError(t, p.Shutdown(context.Background())) }()
+	_, err := sc.consume(context.Background(), p, 0, 2, 2)
+	require.ErrorContains(t, err, "disk full")
+	assert.False(t, consumererror.IsPermanent(err), "the client retries")
+	assert.Equal(t, int64(1), sumMetric(t, tel, "otelcol_processor_sdpshard_refused_batches", map[string]string{"reason": "storage"}))
+	time.Sleep(50 * time.Millisecond)
+	assert.Empty(t, rec.snapshot(), "a frame that could not be stored is not sent")
 }

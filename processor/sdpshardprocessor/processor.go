@@ -32,6 +32,7 @@ const (
 	reasonUndelivered = "undelivered"
 	reasonCanceled    = "canceled"
 	reasonMalformed   = "malformed"
+	reasonStorage     = "storage"
 )
 
 // shardProcessor is one signal's sdpshard processor. Processors of the same
@@ -379,6 +380,8 @@ func reasonOf(err error) string {
 		return reasonRejected
 	case errors.Is(err, transport.ErrUndelivered):
 		return reasonUndelivered
+	case errors.Is(err, errStorage):
+		return reasonStorage
 	case errors.Is(err, transport.ErrClosed):
 		return reasonClosed
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
