@@ -5,6 +5,7 @@ package main
 import (
 	healthcheckextension "github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension"
 	pprofextension "github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension"
+	filestorage "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	wirestageextension "github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension"
 	sdpshardprocessor "github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor"
 	wirecountprocessor "github.com/otelcol-sdp/otelcol-sdp/processor/wirecountprocessor"
@@ -50,6 +51,7 @@ func components() (otelcol.Factories, error) {
 		zpagesextension.NewFactory(),
 		pprofextension.NewFactory(),
 		wirestageextension.NewFactory(),
+		filestorage.NewFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err
@@ -59,6 +61,7 @@ func components() (otelcol.Factories, error) {
 		zpagesextension.NewFactory().Type():      "go.opentelemetry.io/collector/extension/zpagesextension v0.165.0",
 		pprofextension.NewFactory().Type():       "github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension v0.165.0",
 		wirestageextension.NewFactory().Type():   "github.com/otelcol-sdp/otelcol-sdp v0.1.0",
+		filestorage.NewFactory().Type():          "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage v0.165.0",
 	})
 
 	factories.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](

@@ -7,6 +7,7 @@ go 1.26.8
 require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension v0.165.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension v0.165.0
+	github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage v0.165.0
 	github.com/otelcol-sdp/otelcol-sdp v0.1.0
 	go.opentelemetry.io/collector/component v1.71.0
 	go.opentelemetry.io/collector/confmap v1.71.0
@@ -99,6 +100,7 @@ require (
 	github.com/tklauser/numcpus v0.12.0 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	github.com/yusufpapurcu/wmi v1.2.4 // indirect
+	go.etcd.io/bbolt v1.5.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/collector/client v1.71.0 // indirect
 	go.opentelemetry.io/collector/component/componentstatus v0.165.0 // indirect

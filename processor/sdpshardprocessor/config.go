@@ -5,6 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configtls"
+	"go.opentelemetry.io/collector/confmap"
+
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
@@ -66,8 +71,13 @@ type Config struct {
 	// sidecar acknowledges them. When a batch does not fit, the processor
 	// returns a retryable error.
 	QueueBytes int `mapstructure:"queue_bytes"`
-	// WaitForAck makes the processor return only once the sidecars have
-	// acknowledged every frame of the batch.
+	// WaitForAck (default true) makes the processor return only once the
+	// sidecars have acknowledged every frame of the batch, so that a client
+	// told OK never loses data to a Collector stop. Concurrent batches are
+	// pipelined on each connection: a batch waits for its own frames' acks
+	// only. False answers OK once the frames are queued in memory: faster
+	// for a client that sends one request at a time, but what is queued is
+	// lost when the Collector stops before the sidecar acknowledges it.
 	WaitForAck bool `mapstructure:"wait_for_ack"`
 	// Sender is the identity sent in each connection's Hello. Empty means
 	// the Collector's service.instance.id, else the host name.
@@ -89,6 +99,19 @@ type Config struct {
 	// FlushTimeout bounds how long Shutdown waits for held frames to be
 	// acknowledged when the shutdown context has no earlier deadline.
 	FlushTimeout time.Duration `mapstructure:"flush_timeout"`
+	// Storage names a storage extension (for example file_storage) that
+	// holds every frame from before the processor answers until its
+	// sidecar acknowledges it. Frames left when the Collector stops, or is
+	// killed, are sent again when it starts. With wait_for_ack: false the
+	// client is answered once the frames are written to storage rather
+	// than once they are acknowledged. Empty means no persistent queue.
+	Storage *component.ID `mapstructure:"storage"`
+	// TLS, when present, secures the connections to tcp:// endpoints with
+	// the Collector's usual client TLS settings (ca_file, cert_file,
+	// key_file, server_name_override, insecure_skip_verify, min_version,
+	// ...). Absent means plain TCP. It cannot be combined with unix://
+	// endpoints, which are protected by the socket file's permissions.
+	TLS configoptional.Optional[configtls.ClientConfig] `mapstructure:"tls"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -98,6 +121,7 @@ func createDefaultConfig() *Config {
 	return &Config{
 		RoutingKey:     RoutingKeyResource,
 		Mode:           ModeTee,
+		WaitForAck:     true,
 		MaxFrameBytes:  MaxFrameBytes,
 		QueueBytes:     defaultQueueBytes,
 		DialTimeout:    defaultDialTimeout,
@@ -170,10 +194,40 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: must be positive, got %s", d.field, d.value))
 		}
 	}
+	if cfg.TLS.HasValue() {
+		for i, endpoint := range cfg.Endpoints {
+			if network, _, err := transport.ParseEndpoint(endpoint); err == nil && network != "tcp" {
+				errs = append(errs, fmt.Errorf("tls: applies to tcp:// endpoints only, and endpoints[%d] is %q", i, endpoint))
+			}
+		}
+	}
 	if cfg.InitialBackoff > 0 && cfg.MaxBackoff > 0 && cfg.MaxBackoff < cfg.InitialBackoff {
 		errs = append(errs, fmt.Errorf("max_backoff: %s is shorter than initial_backoff %s", cfg.MaxBackoff, cfg.InitialBackoff))
 	}
 	return errors.Join(errs...)
+}
+
+// durationFields are the keys of the Config fields of type time.Duration.
+var durationFields = []string{"dial_timeout", "initial_backoff", "max_backoff", "write_timeout", "ack_timeout", "flush_timeout"}
+
+var _ confmap.Unmarshaler = (*Config)(nil)
+
+// Unmarshal refuses a duration written as a bare number. The Collector's
+// decoder would take `dial_timeout: 5` as 5 nanoseconds; a duration must
+// carry its unit ("5s", "100ms").
+func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
+	var errs []error
+	for _, key := range durationFields {
+		switch v := conf.Get(key).(type) {
+		case nil, string, time.Duration:
+		default:
+			errs = append(errs, fmt.Errorf("%s: %v has no unit; write a duration such as \"5s\" or \"100ms\"", key, v))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	return conf.Unmarshal(cfg)
 }
 
 // frameOverhead is the most an encoded ResourceFrame adds around its OTLP

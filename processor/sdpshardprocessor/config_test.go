@@ -39,7 +39,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 	assert.Equal(t, ModeTee, cfg.Mode)
 	assert.Equal(t, 1_000_000, cfg.MaxFrameBytes)
 	assert.Equal(t, 64<<20, cfg.QueueBytes)
-	assert.False(t, cfg.WaitForAck)
+	assert.True(t, cfg.WaitForAck, "at-least-once for clients by default")
+	assert.Nil(t, cfg.Storage, "no persistent queue by default")
 }
 
 func TestLoadConfigCustom(t *testing.T) {
@@ -51,7 +52,9 @@ func TestLoadConfigCustom(t *testing.T) {
 	assert.Equal(t, ModeDivert, cfg.Mode)
 	assert.Equal(t, 262144, cfg.MaxFrameBytes)
 	assert.Equal(t, 16777216, cfg.QueueBytes)
-	assert.True(t, cfg.WaitForAck)
+	assert.False(t, cfg.WaitForAck)
+	require.NotNil(t, cfg.Storage)
+	assert.Equal(t, component.MustNewIDWithName("file_storage", "sdp"), *cfg.Storage)
 	assert.Equal(t, "gateway-0", cfg.Sender)
 	assert.Equal(t, 2*time.Second, cfg.DialTimeout)
 	assert.Equal(t, 50*time.Millisecond, cfg.InitialBackoff)
@@ -77,6 +80,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"attributes_without_routing_key", []string{"attributes:", `only used with routing_key "attributes"`}},
 		{"queue_too_small", []string{"queue_bytes:", "cannot hold one frame"}},
 		{"negative_timeout", []string{"ack_timeout:", "must be positive"}},
+		{"tls_with_unix", []string{"tls:", "endpoints[1]", "unix:///run/sdp/shard-1.sock"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,4 +97,28 @@ func TestUnknownKeyIsAnError(t *testing.T) {
 	cm := confmap.NewFromStringMap(map[string]any{"endpoints": []any{"tcp://127.0.0.1:1"}, "shards": 3})
 	cfg := createDefaultConfig()
 	assert.ErrorContains(t, cm.Unmarshal(cfg), "shards")
+}
+
+func TestDurationWithoutUnitIsRefused(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	sub, err := cm.Sub("sdpshard/unitless_durations")
+	require.NoError(t, err)
+	err = sub.Unmarshal(NewFactory().CreateDefaultConfig())
+	require.Error(t, err, "dial_timeout: 5 would mean 5ns")
+	assert.ErrorContains(t, err, "dial_timeout: 5 has no unit")
+	assert.ErrorContains(t, err, "flush_timeout: 10 has no unit")
+	assert.NotContains(t, err.Error(), "ack_timeout", "30s has a unit")
+}
+
+func TestLoadConfigTLS(t *testing.T) {
+	cfg, err := loadConfig(t, "tls")
+	require.NoError(t, err)
+	require.True(t, cfg.TLS.HasValue())
+	assert.Equal(t, "/etc/sdp/ca.pem", cfg.TLS.Get().CAFile)
+	assert.Equal(t, "sidecar.sdp.internal", cfg.TLS.Get().ServerName)
+
+	defaults, err := loadConfig(t, "")
+	require.NoError(t, err)
+	assert.False(t, defaults.TLS.HasValue(), "plain TCP unless tls is configured")
 }

@@ -93,7 +93,7 @@ type sidecar struct {
 // newEndpoints returns n endpoints on the network: unix sockets in a short
 // temporary directory (socket paths are limited to 107 bytes) or free
 // loopback TCP ports.
-func newEndpoints(t *testing.T, network string, n int) []string {
+func newEndpoints(t testing.TB, network string, n int) []string {
 	t.Helper()
 	var out []string
 	if network == "unix" {

@@ -195,7 +195,11 @@ func TestSidecarRestartLosesNothing(t *testing.T) {
 			tel := componenttest.NewTelemetry()
 			t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
 			sc := signalCases[0]
-			p, _ := sc.create(t, NewFactory(), testSettings(tel), testConfig(endpoints))
+			// Without wait_for_ack, batches are accepted while the sidecars
+			// are down: this checks the client's resending.
+			cfg := testConfig(endpoints)
+			cfg.WaitForAck = false
+			p, _ := sc.create(t, NewFactory(), testSettings(tel), cfg)
 			require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
 
 			sent := map[string][]string{}
@@ -254,6 +258,7 @@ func TestStalledSidecarBoundsQueueAndRefusesRetryably(t *testing.T) {
 	cfg := testConfig(endpoints)
 	cfg.QueueBytes = 64 << 10
 	cfg.MaxFrameBytes = 8 << 10
+	cfg.WaitForAck = false // batches are accepted until the queue is full
 	sc := signalCases[0]
 	p, _ := sc.create(t, NewFactory(), testSettings(tel), cfg)
 	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
@@ -322,6 +327,7 @@ func TestRefusedBatchAcrossShardsIsRetriedWhole(t *testing.T) {
 	cfg := testConfig(endpoints)
 	cfg.QueueBytes = 32 << 10
 	cfg.MaxFrameBytes = 4 << 10
+	cfg.WaitForAck = false // batches are accepted until shard 1's queue is full
 	sc := signalCases[2]
 	p, _ := sc.create(t, NewFactory(), testSettings(nil), cfg)
 	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
@@ -484,6 +490,7 @@ func TestShutdownCountsUndelivered(t *testing.T) {
 	// Nothing listens: frames stay queued until shutdown gives up.
 	cfg := testConfig(newEndpoints(t, "unix", 2))
 	cfg.FlushTimeout = 100 * time.Millisecond
+	cfg.WaitForAck = false // the batch is accepted with no sidecar listening
 	sc := signalCases[2]
 	p, _ := sc.create(t, NewFactory(), testSettings(tel), cfg)
 	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))

@@ -2,6 +2,7 @@ package sdpshardprocessor
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -73,6 +74,14 @@ type shardSet struct {
 	flushTimeout time.Duration
 	telemetry    *metadata.TelemetryBuilder
 	obs          *observer
+	health       *health
+	storage      *component.ID
+	// queue is the persistent queue, when storage is configured; set by
+	// the first start, before any batch arrives.
+	queue      *persistentQueue
+	replayStop chan struct{}
+	replayDone chan struct{}
+	startErr   error
 
 	users     int // guarded by registry.mu
 	startOnce sync.Once
@@ -83,7 +92,9 @@ func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating telemetry: %w", err)
 	}
-	obs := newObserver(tb, set.ID, len(cfg.Endpoints))
+	hl := newHealth(set.Logger, cfg.Endpoints)
+	obs := newObserver(tb, hl, set.ID, len(cfg.Endpoints))
+	obs.recordZeros()
 	s := &shardSet{
 		id:           set.ID,
 		logger:       set.Logger,
@@ -91,6 +102,15 @@ func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
 		flushTimeout: cfg.FlushTimeout,
 		telemetry:    tb,
 		obs:          obs,
+		health:       hl,
+		storage:      cfg.Storage,
+	}
+	var tlsConfig *tls.Config
+	if cfg.TLS.HasValue() {
+		if tlsConfig, err = cfg.TLS.Get().LoadTLSConfig(context.Background()); err != nil {
+			tb.Shutdown()
+			return nil, fmt.Errorf("tls: %w", err)
+		}
 	}
 	sender := cfg.Sender
 	if sender == "" {
@@ -108,6 +128,7 @@ func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
 			MaxBackoff:     cfg.MaxBackoff,
 			WriteTimeout:   cfg.WriteTimeout,
 			AckTimeout:     cfg.AckTimeout,
+			TLS:            tlsConfig,
 			Logger:         set.Logger.With(zap.Int("shard", shard), zap.String("endpoint", endpoint)),
 			Observer:       obs,
 		})
@@ -142,12 +163,74 @@ func defaultSender(set processor.Settings) string {
 	return "otelcol-sdp"
 }
 
-func (s *shardSet) start() {
+// start registers host for status reports and, with the first call,
+// opens the persistent queue (when storage is configured), starts the
+// clients and sends again the frames a previous run left stored.
+func (s *shardSet) start(ctx context.Context, host component.Host) error {
+	s.health.addHost(host)
 	s.startOnce.Do(func() {
+		if s.storage != nil {
+			q, err := openPersistentQueue(ctx, host, *s.storage, s.id, s.logger)
+			if err != nil {
+				s.startErr = err
+				return
+			}
+			left, err := q.leftovers(ctx)
+			if err != nil {
+				_ = q.close(ctx)
+				s.startErr = err
+				return
+			}
+			s.queue = q
+			go q.run()
+			for _, c := range s.clients {
+				c.Start()
+			}
+			s.replayStop, s.replayDone = make(chan struct{}), make(chan struct{})
+			go s.replay(left)
+			return
+		}
 		for _, c := range s.clients {
 			c.Start()
 		}
 	})
+	return s.startErr
+}
+
+// replay sends again the frames a previous run left stored, waiting for
+// room in each shard's queue, until done or the shard set shuts down.
+func (s *shardSet) replay(left []storedFrame) {
+	defer close(s.replayDone)
+	if len(left) == 0 {
+		return
+	}
+	items := 0
+	for _, f := range left {
+		items += f.frame.Items
+	}
+	s.logger.Info("Sending frames stored by a previous run again", zap.Int("frames", len(left)), zap.Int("items", items))
+	for _, f := range left {
+		if f.shard >= len(s.clients) {
+			s.logger.Error("A stored frame belongs to a shard that no longer exists; it stays stored",
+				zap.Int("shard", f.shard), zap.Int("shards", len(s.clients)), zap.Int("items", f.frame.Items))
+			continue
+		}
+		for {
+			err := s.clients[f.shard].Send([]transport.Frame{f.frame}, s.queue.onSettled([]uint64{f.seq}, nil))
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, transport.ErrQueueFull) {
+				// Closed: the frame stays stored for the next run.
+				return
+			}
+			select {
+			case <-s.replayStop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
 }
 
 // shutdown flushes every client concurrently until ctx ends or
@@ -157,6 +240,11 @@ func (s *shardSet) start() {
 func (s *shardSet) shutdown(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, s.flushTimeout)
 	defer cancel()
+	s.health.stop()
+	if s.replayStop != nil {
+		close(s.replayStop)
+		<-s.replayDone
+	}
 	var wg sync.WaitGroup
 	for _, c := range s.clients {
 		wg.Go(func() {
@@ -166,6 +254,11 @@ func (s *shardSet) shutdown(ctx context.Context) {
 		})
 	}
 	wg.Wait()
+	if s.queue != nil {
+		if err := s.queue.close(ctx); err != nil {
+			s.logger.Warn("Closing the persistent queue's storage client", zap.Error(err))
+		}
+	}
 	s.telemetry.Shutdown()
 }
 
@@ -173,13 +266,15 @@ func (s *shardSet) shutdown(ctx context.Context) {
 // attribute sets are built once: the callbacks run on the send path.
 type observer struct {
 	tb         *metadata.TelemetryBuilder
+	health     *health
+	processor  attribute.KeyValue
 	shardAttrs []metric.MeasurementOption
 	ackAttrs   [][3]metric.MeasurementOption
 }
 
-func newObserver(tb *metadata.TelemetryBuilder, id component.ID, shards int) *observer {
-	o := &observer{tb: tb}
+func newObserver(tb *metadata.TelemetryBuilder, hl *health, id component.ID, shards int) *observer {
 	processorAttr := attribute.String("processor", id.String())
+	o := &observer{tb: tb, health: hl, processor: processorAttr}
 	for shard := range shards {
 		shardAttr := attribute.Int("shard", shard)
 		o.shardAttrs = append(o.shardAttrs, metric.WithAttributeSet(attribute.NewSet(processorAttr, shardAttr)))
@@ -190,6 +285,30 @@ func newObserver(tb *metadata.TelemetryBuilder, id component.ID, shards int) *ob
 		o.ackAttrs = append(o.ackAttrs, acks)
 	}
 	return o
+}
+
+// recordZeros records 0 on every counter for every shard, status and
+// reason, so that each series exists from the start: a dashboard or alert
+// sees 0 rather than nothing until the first event, and a count recorded
+// just before shutdown is an increase over a value already exported.
+func (o *observer) recordZeros() {
+	ctx := context.Background()
+	for shard, attrs := range o.shardAttrs {
+		for _, c := range []metric.Int64Counter{
+			o.tb.ProcessorSdpshardFramesSent, o.tb.ProcessorSdpshardBytesSent, o.tb.ProcessorSdpshardItemsSent,
+			o.tb.ProcessorSdpshardRetransmissions, o.tb.ProcessorSdpshardReconnects,
+			o.tb.ProcessorSdpshardConnectionFailures, o.tb.ProcessorSdpshardUndeliveredItems,
+		} {
+			c.Add(ctx, 0, attrs)
+		}
+		for _, status := range o.ackAttrs[shard] {
+			o.tb.ProcessorSdpshardAcks.Add(ctx, 0, status)
+		}
+	}
+	for _, reason := range []string{reasonQueueFull, reasonClosed, reasonRejected, reasonUndelivered, reasonCanceled, reasonMalformed, reasonStorage} {
+		o.tb.ProcessorSdpshardRefusedBatches.Add(ctx, 0, metric.WithAttributes(o.processor, attribute.String("reason", reason)))
+	}
+	o.tb.ProcessorSdpshardUnroutableItems.Add(ctx, 0, metric.WithAttributes(o.processor))
 }
 
 var _ transport.Observer = (*observer)(nil)
@@ -212,9 +331,15 @@ func (o *observer) AckReceived(shard uint32, status sdp.AckStatus, frames int) {
 }
 
 func (o *observer) Connected(shard uint32, reconnect bool) {
+	o.health.connected(shard)
 	if reconnect {
 		o.tb.ProcessorSdpshardReconnects.Add(context.Background(), 1, o.shardAttrs[shard])
 	}
+}
+
+func (o *observer) Disconnected(shard uint32, err error) {
+	o.tb.ProcessorSdpshardConnectionFailures.Add(context.Background(), 1, o.shardAttrs[shard])
+	o.health.disconnected(shard, err)
 }
 
 func (o *observer) Undelivered(shard uint32, _, items int) {

@@ -438,6 +438,7 @@ func (c *Client) run() {
 			}
 			// Warned at once and then every so often while it lasts, so
 			// that a dead sidecar stays visible without flooding the log.
+			c.obs.Disconnected(c.set.Shard, err)
 			c.dialLog.warn(c.log, "Cannot connect to sidecar; retrying with backoff", zap.Error(err))
 			continue
 		}
@@ -447,6 +448,7 @@ func (c *Client) run() {
 		if c.ctx.Err() != nil {
 			return
 		}
+		c.obs.Disconnected(c.set.Shard, err)
 		switch {
 		case errors.Is(err, ErrProtocol):
 			// The sidecar is broken or hostile: back off further on every

@@ -68,7 +68,7 @@ func TestHandshakeSequencesAndAcks(t *testing.T) {
 				}
 			}
 			got := obs.snapshot()
-			if got.sent != batches*perBatch || got.retransmitted != 0 || got.acks[sdp.AckAccepted] != batches*perBatch || got.connects != 1 || got.reconnects != 0 {
+			if got.sent != batches*perBatch || got.retransmitted != 0 || got.acks[sdp.AckAccepted] != batches*perBatch || got.connects != 1 || got.reconnects != 0 || got.disconnects != 0 {
 				t.Errorf("observer saw %+v", got)
 			}
 		})
@@ -217,8 +217,8 @@ func TestServerRestartDeliversEverything(t *testing.T) {
 				}
 			}
 			rec.mu.Unlock()
-			if got := obs.snapshot(); got.reconnects < 1 {
-				t.Errorf("observer saw no reconnect: %+v", got)
+			if got := obs.snapshot(); got.reconnects < 1 || got.disconnects < 1 {
+				t.Errorf("observer saw no reconnect or no lost connection: %+v", got)
 			}
 		})
 	}

@@ -126,6 +126,7 @@ type counts struct {
 	sent, retransmitted  int
 	acks                 map[sdp.AckStatus]int // frames per status
 	connects, reconnects int
+	disconnects          int // failed attempts and lost connections
 	undeliveredFrames    int
 	undeliveredItems     int
 }
@@ -161,6 +162,14 @@ func (o *observed) Connected(_ uint32, reconnect bool) {
 		o.c.reconnects++
 	} else {
 		o.c.connects++
+	}
+}
+
+func (o *observed) Disconnected(_ uint32, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err != nil {
+		o.c.disconnects++
 	}
 }
 

@@ -17,6 +17,10 @@ type Observer interface {
 	// Connected reports a connection whose Hello was written; reconnect
 	// says the client had been connected before.
 	Connected(shard uint32, reconnect bool)
+	// Disconnected reports a connection attempt that failed or a
+	// connection that was lost, with the reason; the client keeps trying.
+	// It is not called once the client is shutting down.
+	Disconnected(shard uint32, err error)
 	// Undelivered reports the frames and items still held when Shutdown
 	// gave up.
 	Undelivered(shard uint32, frames, items int)
@@ -41,4 +45,5 @@ type nopObserver struct{}
 func (nopObserver) FrameSent(uint32, int, int, bool)       {}
 func (nopObserver) AckReceived(uint32, sdp.AckStatus, int) {}
 func (nopObserver) Connected(uint32, bool)                 {}
+func (nopObserver) Disconnected(uint32, error)             {}
 func (nopObserver) Undelivered(uint32, int, int)           {}

@@ -25,19 +25,20 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                             metric.Meter
-	mu                                sync.Mutex
-	registrations                     []metric.Registration
-	ProcessorSdpshardAcks             metric.Int64Counter
-	ProcessorSdpshardBytesSent        metric.Int64Counter
-	ProcessorSdpshardFramesSent       metric.Int64Counter
-	ProcessorSdpshardItemsSent        metric.Int64Counter
-	ProcessorSdpshardQueueBytes       metric.Int64ObservableGauge
-	ProcessorSdpshardReconnects       metric.Int64Counter
-	ProcessorSdpshardRefusedBatches   metric.Int64Counter
-	ProcessorSdpshardRetransmissions  metric.Int64Counter
-	ProcessorSdpshardUndeliveredItems metric.Int64Counter
-	ProcessorSdpshardUnroutableItems  metric.Int64Counter
+	meter                               metric.Meter
+	mu                                  sync.Mutex
+	registrations                       []metric.Registration
+	ProcessorSdpshardAcks               metric.Int64Counter
+	ProcessorSdpshardBytesSent          metric.Int64Counter
+	ProcessorSdpshardConnectionFailures metric.Int64Counter
+	ProcessorSdpshardFramesSent         metric.Int64Counter
+	ProcessorSdpshardItemsSent          metric.Int64Counter
+	ProcessorSdpshardQueueBytes         metric.Int64ObservableGauge
+	ProcessorSdpshardReconnects         metric.Int64Counter
+	ProcessorSdpshardRefusedBatches     metric.Int64Counter
+	ProcessorSdpshardRetransmissions    metric.Int64Counter
+	ProcessorSdpshardUndeliveredItems   metric.Int64Counter
+	ProcessorSdpshardUnroutableItems    metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -106,6 +107,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("By"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorSdpshardConnectionFailures, err = builder.meter.Int64Counter(
+		"otelcol_processor_sdpshard_connection_failures",
+		metric.WithDescription("Failed connection attempts to a shard's sidecar and connections to it that were lost (the client keeps retrying). [Development]"),
+		metric.WithUnit("{connection}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorSdpshardFramesSent, err = builder.meter.Int64Counter(
 		"otelcol_processor_sdpshard_frames_sent",
 		metric.WithDescription("ResourceFrames written to a shard's connection, retransmissions included. [Development]"),
@@ -144,7 +151,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorSdpshardUndeliveredItems, err = builder.meter.Int64Counter(
 		"otelcol_processor_sdpshard_undelivered_items",
-		metric.WithDescription("Items still unacknowledged when a shard's client shut down. [Development]"),
+		metric.WithDescription("Items of frames that the sidecar had not acknowledged when the shard's client shut down (recorded during the processor's Shutdown); they may be lost. [Development]"),
 		metric.WithUnit("{item}"),
 	)
 	errs = errors.Join(errs, err)

@@ -53,6 +53,22 @@ func AssertEqualProcessorSdpshardBytesSent(t *testing.T, tt *componenttest.Telem
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualProcessorSdpshardConnectionFailures(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_processor_sdpshard_connection_failures",
+		Description: "Failed connection attempts to a shard's sidecar and connections to it that were lost (the client keeps retrying). [Development]",
+		Unit:        "{connection}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_processor_sdpshard_connection_failures")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualProcessorSdpshardFramesSent(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_sdpshard_frames_sent",
@@ -150,7 +166,7 @@ func AssertEqualProcessorSdpshardRetransmissions(t *testing.T, tt *componenttest
 func AssertEqualProcessorSdpshardUndeliveredItems(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_sdpshard_undelivered_items",
-		Description: "Items still unacknowledged when a shard's client shut down. [Development]",
+		Description: "Items of frames that the sidecar had not acknowledged when the shard's client shut down (recorded during the processor's Shutdown); they may be lost. [Development]",
 		Unit:        "{item}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,

@@ -26,6 +26,7 @@ func TestSetupTelemetry(t *testing.T) {
 	}))
 	tb.ProcessorSdpshardAcks.Add(context.Background(), 1)
 	tb.ProcessorSdpshardBytesSent.Add(context.Background(), 1)
+	tb.ProcessorSdpshardConnectionFailures.Add(context.Background(), 1)
 	tb.ProcessorSdpshardFramesSent.Add(context.Background(), 1)
 	tb.ProcessorSdpshardItemsSent.Add(context.Background(), 1)
 	tb.ProcessorSdpshardReconnects.Add(context.Background(), 1)
@@ -37,6 +38,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorSdpshardBytesSent(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorSdpshardConnectionFailures(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorSdpshardFramesSent(t, testTel,
