@@ -599,9 +599,15 @@ func (c *Client) writeLoop(conn net.Conn, readerDone <-chan struct{}) error {
 			if _, err := bufs.WriteTo(conn); err != nil {
 				return fmt.Errorf("writing frames: %w", err)
 			}
+			sent := Sent{Frames: len(batch)}
 			for _, o := range batch {
-				c.obs.FrameSent(c.set.Shard, len(o.bytes), o.items, o.retransmission)
+				sent.Bytes += len(o.bytes)
+				sent.Items += o.items
+				if o.retransmission {
+					sent.Retransmissions++
+				}
 			}
+			c.obs.FramesSent(c.set.Shard, sent)
 			clear(batch)
 			continue
 		}
