@@ -238,7 +238,8 @@ func (c *Client) Start() {
 // once when they do not fit next to the frames already held (retry later),
 // ErrExceedsQueue when they are larger than the whole queue, ErrClosed after
 // Shutdown began, and an error wrapping ErrInvalidFrame when a frame is not
-// one encoded ResourceFrame. On success the client owns the frames' bytes.
+// one encoded ResourceFrame. On success the client owns the frames' bytes;
+// it does not keep the frames slice itself, which the caller may reuse.
 //
 // settled, if not nil, is called once when every frame has settled: with nil
 // when all were accepted, with an error wrapping ErrRejected when the
