@@ -74,7 +74,8 @@ type Unroutable struct {
 }
 
 // Frames holds the result of Route. Reuse one Frames for successive
-// requests to keep its scratch space; the frame bytes themselves are
+// requests to keep its scratch space and the frame array behind ByShard
+// (ByShard is valid until the next Route); the frame bytes themselves are
 // allocated afresh for every request because the transport keeps them until
 // the sidecar acknowledges them.
 type Frames struct {
@@ -91,6 +92,7 @@ type Frames struct {
 	buf     []byte
 	scratch []byte
 	spans   []frameSpan
+	all     []transport.Frame // backs ByShard
 	counts  []int
 	sink    *chunkSink
 }
@@ -257,9 +259,14 @@ func (f *Frames) group(shards int) {
 	for _, s := range f.spans {
 		counts[s.shard]++
 	}
-	// The transport may keep the slices it is given, so the frame array is
-	// allocated per request like the bytes it points into.
-	all := make([]transport.Frame, len(f.spans))
+	// transport.Client.Send copies what it needs of the Frame values and
+	// keeps only the bytes, so the frame array is reused across requests;
+	// the bytes are not (see Route).
+	if cap(f.all) < len(f.spans) {
+		f.all = make([]transport.Frame, len(f.spans))
+	}
+	all := f.all[:len(f.spans)]
+	clear(all)
 	offset := 0
 	for shard, n := range counts {
 		f.ByShard[shard] = all[offset : offset : offset+n]

@@ -313,13 +313,13 @@ func (o *observer) recordZeros() {
 
 var _ transport.Observer = (*observer)(nil)
 
-func (o *observer) FrameSent(shard uint32, frameBytes, items int, retransmission bool) {
+func (o *observer) FramesSent(shard uint32, s transport.Sent) {
 	ctx, attrs := context.Background(), o.shardAttrs[shard]
-	o.tb.ProcessorSdpshardFramesSent.Add(ctx, 1, attrs)
-	o.tb.ProcessorSdpshardBytesSent.Add(ctx, int64(frameBytes), attrs)
-	o.tb.ProcessorSdpshardItemsSent.Add(ctx, int64(items), attrs)
-	if retransmission {
-		o.tb.ProcessorSdpshardRetransmissions.Add(ctx, 1, attrs)
+	o.tb.ProcessorSdpshardFramesSent.Add(ctx, int64(s.Frames), attrs)
+	o.tb.ProcessorSdpshardBytesSent.Add(ctx, int64(s.Bytes), attrs)
+	o.tb.ProcessorSdpshardItemsSent.Add(ctx, int64(s.Items), attrs)
+	if s.Retransmissions > 0 {
+		o.tb.ProcessorSdpshardRetransmissions.Add(ctx, int64(s.Retransmissions), attrs)
 	}
 }
 

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bufio"
 	"cmp"
 	"encoding/binary"
 	"errors"
@@ -15,10 +16,17 @@ import (
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 )
 
+// ackReadBuffer is the client's read buffer for Acks: room for a few
+// hundred Acks without detail.
+const ackReadBuffer = 4 << 10
+
 // readAcks reads Acks until the connection fails or the sidecar breaks the
 // protocol; errors of the latter kind wrap ErrProtocol.
 func (c *Client) readAcks(conn net.Conn) error {
-	r := sdp.NewReader(conn, sdp.MaxAckFrameSize)
+	// Acks are small and come in bursts: reading them through a buffer
+	// takes one read for many instead of two per Ack.
+	in := bufio.NewReaderSize(conn, ackReadBuffer)
+	r := sdp.NewReader(in, sdp.MaxAckFrameSize)
 	var ack sdp.Ack
 	var settled []*batch
 	for {
@@ -26,7 +34,7 @@ func (c *Client) readAcks(conn net.Conn) error {
 		if err != nil {
 			var fse *sdp.FrameSizeError
 			if errors.As(err, &fse) && fse.Header.Type == sdp.TypeAck {
-				return c.oversizedAck(conn, fse)
+				return c.oversizedAck(in, fse)
 			}
 			if isSDPError(err) {
 				return fmt.Errorf("%w: reading Acks: %w", ErrProtocol, err)
@@ -127,10 +135,10 @@ func (c *Client) handleAck(ack *sdp.Ack, settled []*batch) ([]*batch, error) {
 // a sidecar that answers a frame with an over-long Ack would most likely do
 // so every time, and resending would loop. The connection then ends; the
 // frames the Ack does not cover return to the queue.
-func (c *Client) oversizedAck(conn net.Conn, fse *sdp.FrameSizeError) error {
+func (c *Client) oversizedAck(in io.Reader, fse *sdp.FrameSizeError) error {
 	cause := fmt.Errorf("%w: %w (sdp.MaxAckFrameSize, the limit for Ack frames)", ErrProtocol, fse)
 	var fixed [13]byte // sequence u64, status u8, detail length u32
-	if _, err := io.ReadFull(conn, fixed[:]); err != nil {
+	if _, err := io.ReadFull(in, fixed[:]); err != nil {
 		return fmt.Errorf("%w; reading its fixed fields: %w", cause, err)
 	}
 	seq := binary.LittleEndian.Uint64(fixed[:])

@@ -3,6 +3,8 @@ package transport
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -12,18 +14,33 @@ import (
 )
 
 // BenchmarkClientToServer measures frames sent, acknowledged and settled
-// end to end over a real socket, 64 frames per Send.
+// end to end over a real socket, 64 frames per Send, and 5 per Send from 4
+// goroutines: the shape of one shard's part of the end-to-end benchmark's
+// requests (10 resources over 2 shards, 4 clients). cpu-ns/frame is the
+// process's CPU time (client and server together) per frame.
 func BenchmarkClientToServer(b *testing.B) {
 	for _, network := range networks {
 		for _, size := range []int{256, 16 << 10} {
 			b.Run(fmt.Sprintf("%s/%dB", network, size), func(b *testing.B) {
-				benchTransport(b, network, size)
+				benchTransport(b, network, size, 64, 1)
 			})
 		}
+		b.Run(fmt.Sprintf("%s/1KiBx5x4", network), func(b *testing.B) {
+			benchTransport(b, network, 1<<10, 5, 4)
+		})
 	}
 }
 
-func benchTransport(b *testing.B, network string, size int) {
+// processCPU returns the CPU time (user and system) the process used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func benchTransport(b *testing.B, network string, size, perSend, senders int) {
 	l, endpoint := listen(b, network)
 	srv := &Server{Handler: HandlerFunc(func(*sdp.Hello, *sdp.ResourceFrame) (sdp.AckStatus, string) {
 		return sdp.AckAccepted, ""
@@ -37,7 +54,6 @@ func benchTransport(b *testing.B, network string, size int) {
 	c.Start()
 	defer c.Shutdown(b.Context())
 
-	const perSend = 64
 	// Frames are owned by the client until settled, so each Send gets
 	// fresh ones from a pool refilled by the settled callback.
 	pool := sync.Pool{New: func() any {
@@ -50,20 +66,33 @@ func benchTransport(b *testing.B, network string, size int) {
 	var wg sync.WaitGroup
 	b.SetBytes(int64(perSend * size))
 	b.ResetTimer()
-	for range b.N {
-		frames := pool.Get().([]Frame)
-		wg.Add(1)
-		for {
-			err := c.Send(frames, func(error) { pool.Put(frames); wg.Done() })
-			if err == nil {
-				break
+	cpu := processCPU(b)
+	var next atomic.Int64
+	var senderWG sync.WaitGroup
+	for range senders {
+		senderWG.Add(1)
+		go func() {
+			defer senderWG.Done()
+			for next.Add(1) <= int64(b.N) {
+				frames := pool.Get().([]Frame)
+				wg.Add(1)
+				for {
+					err := c.Send(frames, func(error) { pool.Put(frames); wg.Done() })
+					if err == nil {
+						break
+					}
+					if err != ErrQueueFull {
+						b.Error(err)
+						wg.Done()
+						return
+					}
+					time.Sleep(50 * time.Microsecond)
+				}
 			}
-			if err != ErrQueueFull {
-				b.Fatal(err)
-			}
-			time.Sleep(50 * time.Microsecond)
-		}
+		}()
 	}
+	senderWG.Wait()
 	wg.Wait()
 	b.ReportMetric(float64(b.N*perSend)/b.Elapsed().Seconds(), "frames/s")
+	b.ReportMetric(float64(processCPU(b)-cpu)/float64(b.N*perSend), "cpu-ns/frame")
 }

@@ -238,7 +238,8 @@ func (c *Client) Start() {
 // once when they do not fit next to the frames already held (retry later),
 // ErrExceedsQueue when they are larger than the whole queue, ErrClosed after
 // Shutdown began, and an error wrapping ErrInvalidFrame when a frame is not
-// one encoded ResourceFrame. On success the client owns the frames' bytes.
+// one encoded ResourceFrame. On success the client owns the frames' bytes;
+// it does not keep the frames slice itself, which the caller may reuse.
 //
 // settled, if not nil, is called once when every frame has settled: with nil
 // when all were accepted, with an error wrapping ErrRejected when the
@@ -601,9 +602,15 @@ func (c *Client) writeLoop(conn net.Conn, readerDone <-chan struct{}) error {
 			if _, err := bufs.WriteTo(conn); err != nil {
 				return fmt.Errorf("writing frames: %w", err)
 			}
+			sent := Sent{Frames: len(batch)}
 			for _, o := range batch {
-				c.obs.FrameSent(c.set.Shard, len(o.bytes), o.items, o.retransmission)
+				sent.Bytes += len(o.bytes)
+				sent.Items += o.items
+				if o.retransmission {
+					sent.Retransmissions++
+				}
 			}
+			c.obs.FramesSent(c.set.Shard, sent)
 			clear(batch)
 			continue
 		}

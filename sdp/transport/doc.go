@@ -7,7 +7,9 @@
 // again on the next one, so delivery is at least once. A [Server] is the
 // sidecar's end: it checks the Hello, decodes frames within the SDP limits,
 // hands them to a [Handler] one at a time per connection and acknowledges
-// each.
+// each: frames accepted together share one Ack for the last of them (an Ack
+// settles every frame up to its sequence), and every frame not accepted
+// gets an Ack of its own.
 //
 // A sidecar must read a frame whole, and take what it needs of it, before
 // it sends an Ack whose sequence covers that frame. The client forgets a

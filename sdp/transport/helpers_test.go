@@ -137,13 +137,11 @@ type observed struct {
 	c  counts
 }
 
-func (o *observed) FrameSent(_ uint32, _, _ int, retransmission bool) {
+func (o *observed) FramesSent(_ uint32, s Sent) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.c.sent++
-	if retransmission {
-		o.c.retransmitted++
-	}
+	o.c.sent += s.Frames
+	o.c.retransmitted += s.Retransmissions
 }
 
 func (o *observed) AckReceived(_ uint32, status sdp.AckStatus, frames int) {

@@ -7,10 +7,9 @@ import "github.com/otelcol-sdp/otelcol-sdp/sdp"
 // must not block and must be safe for concurrent use. A nil Observer in
 // ClientSettings observes nothing.
 type Observer interface {
-	// FrameSent reports a frame written to a connection; retransmission
-	// says it had been handed to a connection before (one that was lost,
-	// or before an Ack asked to retry).
-	FrameSent(shard uint32, frameBytes, items int, retransmission bool)
+	// FramesSent reports the frames of one write to a connection, so that
+	// an Observer that records metrics pays once per write, not per frame.
+	FramesSent(shard uint32, sent Sent)
 	// AckReceived reports an Ack and how many held frames it settled or,
 	// for AckRetry, returned to the queue.
 	AckReceived(shard uint32, status sdp.AckStatus, frames int)
@@ -40,9 +39,20 @@ type ProtocolObserver interface {
 	FramesFailed(shard uint32, frames, items int)
 }
 
+// Sent is what one write to a connection carried.
+type Sent struct {
+	// Frames, Bytes and Items count the frames written, their encoded
+	// bytes and the items in them.
+	Frames, Bytes, Items int
+	// Retransmissions counts the frames among them that had been handed
+	// to a connection before (one that was lost, or before an Ack asked
+	// to retry).
+	Retransmissions int
+}
+
 type nopObserver struct{}
 
-func (nopObserver) FrameSent(uint32, int, int, bool)       {}
+func (nopObserver) FramesSent(uint32, Sent)                {}
 func (nopObserver) AckReceived(uint32, sdp.AckStatus, int) {}
 func (nopObserver) Connected(uint32, bool)                 {}
 func (nopObserver) Disconnected(uint32, error)             {}

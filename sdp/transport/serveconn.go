@@ -228,7 +228,10 @@ func (s *Server) serveFrames(conn net.Conn, log **zap.Logger) error {
 				}
 			}
 		}
-		for _, a := range pending {
+		for i, a := range pending {
+			if coalesces(a, pending[i+1:]) {
+				continue
+			}
 			ack := sdp.Ack{Sequence: a.seq, Status: a.status, Detail: truncate(a.detail, sdp.MaxAckDetailSize)}
 			var err error
 			if ackBuf, err = ack.AppendFrame(ackBuf[:0]); err != nil {
@@ -312,6 +315,17 @@ func (s *Server) serveFrames(conn net.Conn, log **zap.Logger) error {
 			}
 		}
 	}
+}
+
+// coalesces reports whether a's Ack can be left out because the next
+// pending Ack, which settles a's frame too (an Ack settles every frame up to
+// its sequence), carries the same answer: both accept without detail. A
+// frame answered otherwise keeps an Ack of its own, and so does the last
+// accepted frame before it, so that the client learns exactly which frames
+// were not accepted.
+func coalesces(a pendingAck, next []pendingAck) bool {
+	return len(next) > 0 && a.status == sdp.AckAccepted && a.detail == "" &&
+		next[0].status == sdp.AckAccepted && next[0].detail == ""
 }
 
 // frameBuffered reports whether a whole frame waits in in, so that reading

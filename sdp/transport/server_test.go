@@ -163,18 +163,26 @@ func mustHello(t *testing.T) []byte {
 	return b
 }
 
-func TestServerAcksEachFrame(t *testing.T) {
+// TestServerAcksEveryFrameInOrder writes frames in one write, so that the
+// server finds them buffered together: a run of accepted frames is settled
+// by one Ack for its last sequence, and every frame not accepted gets an
+// Ack of its own, after one for the accepted frames before it.
+func TestServerAcksEveryFrameInOrder(t *testing.T) {
+	answers := map[string]sdp.Ack{
+		"x3": {Status: sdp.AckRejected, Detail: "no"},
+		"x4": {Status: sdp.AckRetry, Detail: "later"},
+		"x5": {Status: sdp.AckRetry, Detail: "later"},
+	}
 	rec := newRecorder(func(name string) (sdp.AckStatus, string) {
-		if name == "x2" {
-			return sdp.AckRejected, "no"
-		}
-		return sdp.AckAccepted, ""
+		a := answers[name]
+		return a.Status, a.Detail
 	})
 	l, endpoint := listen(t, "unix")
 	serve(t, &Server{Handler: rec}, l)
 	conn := rawConn(t, endpoint, &goodHello)
+	const n = 8
 	var stream []byte
-	for i := 1; i <= 3; i++ {
+	for i := 1; i <= n; i++ {
 		f := testFrame(t, "x"+string(rune('0'+i)), 10).Bytes
 		if err := sdp.SetSequence(f, uint64(i)); err != nil {
 			t.Fatal(err)
@@ -186,7 +194,13 @@ func TestServerAcksEachFrame(t *testing.T) {
 	}
 	conn.(interface{ CloseWrite() error }).CloseWrite()
 	acks := expectClosed(t, conn)
-	want := []sdp.Ack{{Sequence: 1}, {Sequence: 2, Status: sdp.AckRejected, Detail: "no"}, {Sequence: 3}}
+	want := []sdp.Ack{
+		{Sequence: 2},
+		{Sequence: 3, Status: sdp.AckRejected, Detail: "no"},
+		{Sequence: 4, Status: sdp.AckRetry, Detail: "later"},
+		{Sequence: 5, Status: sdp.AckRetry, Detail: "later"},
+		{Sequence: n},
+	}
 	if len(acks) != len(want) {
 		t.Fatalf("acks %+v, want %+v", acks, want)
 	}
