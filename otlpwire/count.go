@@ -41,22 +41,11 @@ func countResource(sig Signal, b []byte) (int, error) {
 // countScope counts the items of one ScopeSpans, ScopeMetrics or ScopeLogs
 // message b, whose schema is sc.
 func countScope(sig Signal, sc *schema, b []byte) (int, error) {
+	if sig != SignalMetrics {
+		return countField(b, sc, fieldItems)
+	}
 	rd := newReader(b, sc)
 	n := 0
-	if sig != SignalMetrics {
-		for {
-			num, err := rd.nextField()
-			if err != nil {
-				return 0, err
-			}
-			if num == 0 {
-				return n, nil
-			}
-			if num == fieldItems {
-				n++
-			}
-		}
-	}
 	for {
 		num, err := rd.nextField()
 		if err != nil {
