@@ -114,17 +114,7 @@ func (r *runner) startCollector(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := waitFor(ctx, p, 60*time.Second, func() error {
-		resp, err := http.Get(r.healthURL)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("health check answered %s", resp.Status)
-		}
-		return nil
-	}); err != nil {
+	if err := waitFor(ctx, p, 60*time.Second, func() error { return CheckHealth(r.healthURL) }); err != nil {
 		return fmt.Errorf("collector did not become healthy at %s: %w", r.healthURL, err)
 	}
 	r.progress("started collector: OTLP gRPC %s, OTLP HTTP %s, metrics %s", r.grpcEndpoint, r.httpEndpoint, r.metricsURL)
@@ -361,4 +351,18 @@ func tail(path string, n int) string {
 		out += l + "\n"
 	}
 	return out
+}
+
+// CheckHealth asks the Collector's health_check extension at url and
+// returns nil when it answers 200 OK.
+func CheckHealth(url string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("health check answered %s", resp.Status)
+	}
+	return nil
 }

@@ -164,17 +164,7 @@ func (e *faultEnv) writeConfig(s collectorSettings) {
 func (e *faultEnv) startCollector() {
 	e.t.Helper()
 	e.collector = testbin.Start(e.t, e.dir, "collector", e.collectorBin, []string{"--config", e.config}, nil)
-	e.collector.WaitReady(e.t, startTimeout, func() error {
-		resp, err := http.Get(e.healthURL)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("health check answered %s", resp.Status)
-		}
-		return nil
-	})
+	e.collector.WaitReady(e.t, startTimeout, func() error { return demo.CheckHealth(e.healthURL) })
 }
 
 // metric returns the sum of the Collector's samples named name whose labels
