@@ -76,13 +76,68 @@ func TestLoadScenariosRepository(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"plain", "pdata-divert", "pdata-tee", "predecode-divert", "predecode-tee"}
+	want := []string{"plain",
+		"pdata-divert-nowait", "pdata-divert", "pdata-tee-nowait", "pdata-tee",
+		"predecode-divert-nowait", "predecode-divert", "predecode-tee-nowait", "predecode-tee"}
 	if !slices.Equal(names, want) {
 		t.Errorf("scenarios %v, want %v", names, want)
 	}
 	if !ss[0].Baseline || ss[0].Binary != "plain" || ss[0].Sidecars != 0 {
 		t.Errorf("first scenario %+v, want the plain baseline", ss[0])
 	}
+}
+
+// Each X-nowait.yaml is X.yaml with wait_for_ack: false and nothing else
+// changed but comments, so that the pair measures that one setting; X.yaml
+// leaves wait_for_ack at its default.
+func TestNowaitScenariosDifferOnlyInWaitForAck(t *testing.T) {
+	nowait, err := filepath.Glob("configs/*-nowait.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nowait) == 0 {
+		t.Fatal("no configs/*-nowait.yaml")
+	}
+	const setting = "wait_for_ack: false"
+	for _, path := range nowait {
+		base := strings.TrimSuffix(path, "-nowait.yaml") + ".yaml"
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(base)
+		if err != nil {
+			t.Fatalf("%s has no default counterpart: %v", path, err)
+		}
+		if strings.Contains(string(want), "wait_for_ack") {
+			t.Errorf("%s sets wait_for_ack; it should measure the default", base)
+		}
+		var lines []string
+		found := 0
+		for _, l := range withoutComments(string(got)) {
+			if strings.TrimSpace(l) == setting {
+				found++
+				continue
+			}
+			lines = append(lines, l)
+		}
+		if found != 1 {
+			t.Errorf("%s: %q appears %d times, want once", path, setting, found)
+		}
+		if !slices.Equal(lines, withoutComments(string(want))) {
+			t.Errorf("%s differs from %s in more than %q", path, base, setting)
+		}
+	}
+}
+
+func withoutComments(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "#") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 func TestLoadScenariosErrors(t *testing.T) {
