@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -29,63 +28,33 @@ import (
 	"github.com/otelcol-sdp/otelcol-sdp/test/testbin"
 )
 
-// proc is a process a test started; it is stopped at cleanup.
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	done chan struct{}
-}
-
-func startProc(t *testing.T, dir, name, bin string, args ...string) *proc {
+// startProc starts bin with testbin.Start and, at cleanup, resumes it (a
+// test may have stopped it with SIGSTOP) and stops it with SIGTERM so that it
+// shuts down cleanly, showing its log's tail when the test failed.
+func startProc(t *testing.T, dir, name, bin string, args ...string) *testbin.Process {
 	t.Helper()
-	logf, err := os.Create(filepath.Join(dir, name+".log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(p.done)
-	}()
+	p := testbin.Start(t, dir, name, bin, args, nil)
+	// Registered after testbin.Start's own cleanup, so it runs first: the
+	// SIGKILL there is only for a process that did not stop here.
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-p.done
+		if !p.Exited() {
+			// Errors ignored: the process may exit between the check and
+			// the signal.
+			_ = syscall.Kill(p.Pid(), syscall.SIGCONT)
+			_ = syscall.Kill(p.Pid(), syscall.SIGTERM)
+			_ = p.Wait(t, 20*time.Second)
 		}
 		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, name+".log"))
-			t.Logf("%s log (tail):\n%s", name, tailString(string(b), 40))
+			t.Log(p.Tail(40))
 		}
 	})
 	return p
 }
 
-func tailString(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
+// freePort returns a free 127.0.0.1 address.
 func freePort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(testbin.FreePorts(t, 1)[0]))
 }
 
 // eventually polls cond every 100 ms until it returns nil or timeout passes.
@@ -106,7 +75,7 @@ func eventually(t *testing.T, timeout time.Duration, cond func() error) {
 
 // startSidecar starts a reference sidecar in file mode on a unix socket in
 // dir and returns its endpoint and output directory.
-func startSidecar(t *testing.T, dir, name string) (endpoint, outDir string, p *proc) {
+func startSidecar(t *testing.T, dir, name string) (endpoint, outDir string, p *testbin.Process) {
 	t.Helper()
 	socket := filepath.Join(dir, name+".sock")
 	outDir = filepath.Join(dir, name)

@@ -25,6 +25,7 @@ import (
 	grpcgzip "google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/status"
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/demo"
 	"github.com/otelcol-sdp/otelcol-sdp/test/testbin"
 )
 
@@ -102,7 +103,7 @@ type predecode struct {
 	sidecarA   []string // output directories
 	sidecarB   string
 	sidecarC   string
-	stalled    *proc
+	stalled    *testbin.Process
 	sink       *otlpSink
 }
 
@@ -133,17 +134,7 @@ func startPredecode(t *testing.T) *predecode {
 		t.Fatal(err)
 	}
 	startProc(t, dir, "collector", testbin.Path(t, testbin.CollectorEnv), "--config", path)
-	eventually(t, 60*time.Second, func() error {
-		resp, err := http.Get("http://" + p.addrs["health"] + "/")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("health check: %s", resp.Status)
-		}
-		return nil
-	})
+	eventually(t, 60*time.Second, func() error { return demo.CheckHealth("http://" + p.addrs["health"] + "/") })
 	return p
 }
 
@@ -395,9 +386,7 @@ func TestPreDecodeStage(t *testing.T) {
 	})
 
 	t.Run("stalled_sidecar", func(t *testing.T) {
-		if err := p.stalled.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
-		}
+		p.stalled.Signal(t, syscall.SIGSTOP)
 		var succeeded []ptrace.Traces
 		var grpcRefused, httpRefused int
 		for i := 0; i < 400 && (grpcRefused == 0 || httpRefused == 0); i++ {
@@ -431,9 +420,7 @@ func TestPreDecodeStage(t *testing.T) {
 			t.Fatalf("with the sidecar stopped, %d gRPC and %d HTTP requests were refused; want both refused", grpcRefused, httpRefused)
 		}
 		t.Logf("sidecar stopped: %d requests accepted, %d gRPC and %d HTTP refused as retryable", len(succeeded), grpcRefused, httpRefused)
-		if err := p.stalled.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-			t.Fatal(err)
-		}
+		p.stalled.Signal(t, syscall.SIGCONT)
 		got := waitSpans(t, "stalled sidecar", spanCount(succeeded), func() ([]ptrace.Traces, error) { return sidecarTraces(p.sidecarC) })
 		w, _ := resourcesByService(t, succeeded)
 		g, _ := resourcesByService(t, got)
@@ -476,11 +463,11 @@ service:
 	defer cancel()
 	out, err := exec.CommandContext(ctx, testbin.Path(t, testbin.CollectorEnv), "--config", path).CombinedOutput()
 	if err == nil || ctx.Err() != nil {
-		t.Fatalf("the Collector did not refuse to start (err %v, ctx %v):\n%s", err, ctx.Err(), tailString(string(out), 20))
+		t.Fatalf("the Collector did not refuse to start (err %v, ctx %v):\n%s", err, ctx.Err(), testbin.TailLines(string(out), 20))
 	}
 	for _, want := range []string{"sdpshard comes after batch", "put sdpshard before batch"} {
 		if !strings.Contains(string(out), want) {
-			t.Errorf("the start error does not say %q:\n%s", want, tailString(string(out), 20))
+			t.Errorf("the start error does not say %q:\n%s", want, testbin.TailLines(string(out), 20))
 		}
 	}
 }

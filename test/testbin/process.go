@@ -142,11 +142,17 @@ func (p *Process) Log() string {
 
 // Tail returns the last n lines of the process's output, for messages.
 func (p *Process) Tail(n int) string {
-	lines := strings.Split(strings.TrimRight(p.Log(), "\n"), "\n")
+	tail := TailLines(p.Log(), n)
+	return fmt.Sprintf("--- %s (last %d lines) ---\n%s", p.log, strings.Count(tail, "\n")+1, tail)
+}
+
+// TailLines returns the last n lines of s.
+func TailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	return fmt.Sprintf("--- %s (last %d lines) ---\n%s", p.log, len(lines), strings.Join(lines, "\n"))
+	return strings.Join(lines, "\n")
 }
 
 // RSS returns the process's resident set size in bytes, from
