@@ -2,6 +2,7 @@ package otlpwire
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"iter"
 	"math"
@@ -19,14 +20,23 @@ type KeyValue struct {
 // its value recursively down to depth maxDepth, and returns its key (the
 // last occurrence of field 1, as pdata reads it) and decoded value.
 func parseKV(b []byte, depth int) (key []byte, v Value, err error) {
-	// Fast path for the shape every encoder writes for short attributes:
-	// key (field 1), then value (field 2), one-byte lengths, nothing else.
-	if len(b) >= 4 && b[0] == 0x0a && b[1] < 0x80 {
-		if k := 2 + int(b[1]); k+2 <= len(b) && b[k] == 0x12 && b[k+1] < 0x80 && k+2+int(b[k+1]) == len(b) {
-			if err := v.mergeChecked(b[k+2:], depth); err != nil {
-				return nil, Value{}, err
+	// Fast paths for the two shapes encoders write for short attributes,
+	// key then value (SDKs) or value then key (pdata), one-byte lengths and
+	// nothing else.
+	if len(b) >= 4 && b[1] < 0x80 {
+		if k := 2 + int(b[1]); k+2 <= len(b) && b[k+1] < 0x80 && k+2+int(b[k+1]) == len(b) {
+			switch {
+			case b[0] == 0x0a && b[k] == 0x12:
+				if err := v.mergeChecked(b[k+2:], depth); err != nil {
+					return nil, Value{}, err
+				}
+				return b[2:k], v, nil
+			case b[0] == 0x12 && b[k] == 0x0a:
+				if err := v.mergeChecked(b[2:k], depth); err != nil {
+					return nil, Value{}, err
+				}
+				return b[k+2:], v, nil
 			}
-			return b[2:k], v, nil
 		}
 	}
 	rd := newReader(b, &schemaKeyValue)
@@ -160,9 +170,23 @@ func (v *Value) mergeChecked(b []byte, depth int) error {
 	if depth > maxDepth {
 		return malformed("AnyValue", 0, 0, errTooDeep)
 	}
-	// Fast path: a short string value and nothing else.
-	if len(b) >= 2 && b[0] == 0x0a && b[1] < 0x80 && int(b[1]) == len(b)-2 {
-		*v = Value{kind: ValueKindStr, data: b[2:]}
+	// Fast paths: a short string, a small bool or int, or a double, and
+	// nothing else.
+	if len(b) >= 2 && b[1] < 0x80 {
+		switch {
+		case b[0] == 0x0a && int(b[1]) == len(b)-2:
+			*v = Value{kind: ValueKindStr, data: b[2:]}
+			return nil
+		case len(b) == 2 && b[0] == 0x18:
+			*v = Value{kind: ValueKindInt, num: uint64(b[1])}
+			return nil
+		case len(b) == 2 && b[0] == 0x10:
+			*v = Value{kind: ValueKindBool, num: uint64(b[1])}
+			return nil
+		}
+	}
+	if len(b) == 9 && b[0] == 0x21 {
+		*v = Value{kind: ValueKindDouble, num: binary.LittleEndian.Uint64(b[1:])}
 		return nil
 	}
 	rd := newReader(b, &schemaAnyValue)
