@@ -62,26 +62,30 @@ func (r Request) resources(yield func(ResourceData, error) bool) {
 		yield(ResourceData{}, ErrUnknownSignal)
 		return
 	}
-	req, _, _ := r.sig.schemas()
-	rd := newReader(r.b, req)
+	pos := 0
 	for {
 		// Nearly every field of a request is a resource: read its tag and
-		// length inline, and leave anything else to nextField.
-		if data, next, ok := resourceEntry(r.b, rd.pos); ok {
-			rd.pos = next
+		// length inline, and leave anything else to the schema reader,
+		// which is only set up when such a field or the end is reached.
+		if data, next, ok := resourceEntry(r.b, pos); ok {
+			pos = next
 			if !yield(ResourceData{sig: r.sig, b: data}, nil) {
 				return
 			}
 			continue
 		}
+		if pos == len(r.b) {
+			return
+		}
+		req, _, _ := r.sig.schemas()
+		rd := newReader(r.b, req)
+		rd.pos = pos
 		num, err := rd.nextField()
 		if err != nil {
 			yield(ResourceData{}, err)
 			return
 		}
-		if num == 0 {
-			return
-		}
+		pos = rd.pos
 		if num == fieldRequestEntries && !yield(ResourceData{sig: r.sig, b: rd.data}, nil) {
 			return
 		}
