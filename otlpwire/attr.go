@@ -49,6 +49,23 @@ func (s *segReader) nextField() (int32, error) {
 	}
 }
 
+// nextShort reads the next field of the active segment when it is the LEN
+// field whose tag byte is tag and its length fits one byte, the common case
+// of an attribute, without the schema reader; ok is false otherwise, and
+// nothing is consumed.
+func (s *segReader) nextShort(tag byte) (data []byte, ok bool) {
+	b, p := s.inner.b, s.inner.pos
+	if !s.active || p+2 > len(b) || b[p] != tag || b[p+1] >= 0x80 {
+		return nil, false
+	}
+	end := p + 2 + int(b[p+1])
+	if end > len(b) {
+		return nil, false
+	}
+	s.inner.pos = end
+	return b[p+2 : end : end], true
+}
+
 func (s *segReader) next() (field, bool, error) {
 	for {
 		if s.active {
@@ -92,6 +109,10 @@ type attrList struct {
 func (l attrList) reader() segReader {
 	return newSegReader(l.b, l.outer, l.container, l.self)
 }
+
+// attrTag is the tag byte of the attribute field with a LEN payload (the
+// attribute fields of OTLP are all below 16, so the tag is one byte).
+func (l attrList) attrTag() byte { return byte(l.attrField<<3 | wireLen) }
 
 // check validates a field of the list that is not an attribute.
 func (l attrList) check(num int32, data []byte) error {
@@ -137,83 +158,123 @@ func (l attrList) each(yield func(KeyValue, error) bool) {
 // whole list, validating every attribute, so the answer does not depend on
 // where the malformed part of a message lies.
 func (l attrList) get(key string) (Value, bool, error) {
+	_, v, ok, err := l.find(key)
+	return v, ok, err
+}
+
+// find is get that also returns the key as it lies in the message.
+func (l attrList) find(key string) ([]byte, Value, bool, error) {
 	rd := l.reader()
+	tag := l.attrTag()
+	var foundKey []byte
 	var found Value
 	seen := false
 	for {
-		num, err := rd.nextField()
-		if err != nil {
-			return Value{}, false, err
-		}
-		if num == 0 {
-			return found, seen, nil
-		}
-		if num != l.attrField {
-			if err := l.check(num, rd.inner.data); err != nil {
-				return Value{}, false, err
+		data, ok := rd.nextShort(tag)
+		if ok {
+			if k, p, code := splitShortKV(data); code != 0 {
+				if !seen && string(k) == key {
+					foundKey, found, seen = k, shortValueOf(p, code), true
+				}
+				continue
 			}
-			continue
+		} else {
+			num, err := rd.nextField()
+			if err != nil {
+				return nil, Value{}, false, err
+			}
+			if num == 0 {
+				return foundKey, found, seen, nil
+			}
+			if num != l.attrField {
+				if err := l.check(num, rd.inner.data); err != nil {
+					return nil, Value{}, false, err
+				}
+				continue
+			}
+			data = rd.inner.data
 		}
-		k, v, err := parseKV(rd.inner.data, 0)
+		k, v, err := parseKV(data, 0)
 		if err != nil {
-			return Value{}, false, err
+			return nil, Value{}, false, err
 		}
 		if !seen && string(k) == key {
-			found, seen = v, true
+			foundKey, found, seen = k, v, true
 		}
 	}
 }
 
-func (l attrList) hash() (uint64, error) {
+func (l attrList) hash(ver HashVersion) (uint64, error) {
+	if !ver.Valid() {
+		return 0, ErrHashVersion
+	}
 	rd := l.reader()
+	tag := l.attrTag()
 	var sum, n uint64
 	for {
-		num, err := rd.nextField()
-		if err != nil {
-			return 0, err
-		}
-		if num == 0 {
-			return finishHash(sum, n), nil
-		}
-		if num != l.attrField {
-			if err := l.check(num, rd.inner.data); err != nil {
+		data, ok := rd.nextShort(tag)
+		if ok {
+			if k, p, code := splitShortKV(data); code != 0 {
+				sum += shortAttrHash(ver, k, p, code)
+				n++
+				continue
+			}
+		} else {
+			num, err := rd.nextField()
+			if err != nil {
 				return 0, err
 			}
-			continue
+			if num == 0 {
+				return finishHash(sum, n), nil
+			}
+			if num != l.attrField {
+				if err := l.check(num, rd.inner.data); err != nil {
+					return 0, err
+				}
+				continue
+			}
+			data = rd.inner.data
 		}
-		k, v, err := parseKV(rd.inner.data, 0)
+		k, v, err := parseKV(data, 0)
 		if err != nil {
 			return 0, err
 		}
-		h := fnvBytes(fnvUvarint(fnvOffset, uint64(len(k))), k)
-		sum += mix64(hashValue(h, v))
+		sum += attrHash(ver, k, v)
 		n++
 	}
 }
 
 // hashKeys reads the list once, whatever the number of keys (up to 64; a
 // longer list falls back to one lookup per key).
-func (l attrList) hashKeys(keys []string) (uint64, int, error) {
+func (l attrList) hashKeys(ver HashVersion, keys []string) (uint64, int, error) {
+	if !ver.Valid() {
+		return 0, 0, ErrHashVersion
+	}
 	if len(keys) > 64 {
-		return l.hashKeysEach(keys)
+		return l.hashKeysEach(ver, keys)
 	}
 	rd := l.reader()
+	tag := l.attrTag()
 	var sum, n, seen uint64
 	for {
-		num, err := rd.nextField()
-		if err != nil {
-			return 0, 0, err
-		}
-		if num == 0 {
-			return finishHash(sum, n), int(n), nil
-		}
-		if num != l.attrField {
-			if err := l.check(num, rd.inner.data); err != nil {
+		data, ok := rd.nextShort(tag)
+		if !ok {
+			num, err := rd.nextField()
+			if err != nil {
 				return 0, 0, err
 			}
-			continue
+			if num == 0 {
+				return finishHash(sum, n), int(n), nil
+			}
+			if num != l.attrField {
+				if err := l.check(num, rd.inner.data); err != nil {
+					return 0, 0, err
+				}
+				continue
+			}
+			data = rd.inner.data
 		}
-		k, v, err := parseKV(rd.inner.data, 0)
+		k, v, err := parseKV(data, 0)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -229,12 +290,12 @@ func (l attrList) hashKeys(keys []string) (uint64, int, error) {
 			continue
 		}
 		seen |= 1 << i
-		sum += mix64(hashValue(fnvBytes(fnvUvarint(fnvOffset, uint64(len(k))), k), v))
+		sum += attrHash(ver, k, v)
 		n++
 	}
 }
 
-func (l attrList) hashKeysEach(keys []string) (uint64, int, error) {
+func (l attrList) hashKeysEach(ver HashVersion, keys []string) (uint64, int, error) {
 	var sum, n uint64
 outer:
 	for i, k := range keys {
@@ -243,14 +304,14 @@ outer:
 				continue outer
 			}
 		}
-		v, ok, err := l.get(k)
+		key, v, ok, err := l.find(k)
 		if err != nil {
 			return 0, 0, err
 		}
 		if !ok {
 			continue
 		}
-		sum += mix64(hashValue(fnvString(fnvOffset, k), v))
+		sum += attrHash(ver, key, v)
 		n++
 	}
 	return finishHash(sum, n), int(n), nil
@@ -276,17 +337,27 @@ func (r Resource) Attributes() iter.Seq2[KeyValue, error] { return r.l.all() }
 // reject yields an error whichever attribute is asked for.
 func (r Resource) Attribute(key string) (Value, bool, error) { return r.l.get(key) }
 
-// Hash returns the routing hash of all resource attributes. See the package
-// documentation for the algorithm, which is stable across releases.
-func (r Resource) Hash() (uint64, error) { return r.l.hash() }
+// Hash returns the HashV1 routing hash of all resource attributes. See the
+// package documentation for the algorithm, which is stable across releases.
+func (r Resource) Hash() (uint64, error) { return r.l.hash(HashV1) }
 
-// HashKeys returns the routing hash of the attributes named in keys (the
-// first occurrence of each, like Attribute) and how many of them were
+// HashKeys returns the HashV1 routing hash of the attributes named in keys
+// (the first occurrence of each, like Attribute) and how many of them were
 // present. Keys listed twice count once; the order of keys does not matter.
 // When keys names every attribute of a resource without duplicate keys,
 // HashKeys equals Hash.
 func (r Resource) HashKeys(keys []string) (hash uint64, found int, err error) {
-	return r.l.hashKeys(keys)
+	return r.l.hashKeys(HashV1, keys)
+}
+
+// HashWith is Hash computed with the routing hash of version ver. An
+// undefined version returns ErrHashVersion.
+func (r Resource) HashWith(ver HashVersion) (uint64, error) { return r.l.hash(ver) }
+
+// HashKeysWith is HashKeys computed with the routing hash of version ver.
+// An undefined version returns ErrHashVersion.
+func (r Resource) HashKeysWith(ver HashVersion, keys []string) (hash uint64, found int, err error) {
+	return r.l.hashKeys(ver, keys)
 }
 
 // DroppedAttributesCount returns the dropped_attributes_count field.

@@ -34,14 +34,6 @@ func fnvUint64(h, v uint64) uint64 {
 	return h
 }
 
-func fnvString(h uint64, s string) uint64 {
-	h = fnvUvarint(h, uint64(len(s)))
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint64(s[i])) * fnvPrime
-	}
-	return h
-}
-
 // mix64 is the SplitMix64 finaliser.
 func mix64(z uint64) uint64 {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9

@@ -180,7 +180,7 @@ func TestHashKeysOnePassMatchesPerKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, wn, err := r.l.hashKeysEach(keys)
+		want, wn, err := r.l.hashKeysEach(HashV1, keys)
 		if err != nil || got != want || n != wn {
 			t.Fatalf("%v: one pass %#x (%d), per key %#x (%d, %v)", keys, got, n, want, wn, err)
 		}

@@ -123,8 +123,13 @@ func (d ResourceData) ItemCount() (int, error) {
 // an empty Resource; a message carrying the field several times yields their
 // merge, as protobuf (and pdata) define it.
 func (d ResourceData) Resource() (Resource, error) {
-	if _, err := d.scopeField(); err != nil {
+	_, b, n, err := d.layout()
+	if err != nil {
 		return Resource{}, err
+	}
+	if n <= 1 {
+		// One occurrence (or none): the resource is that message alone.
+		return NewResource(b), nil
 	}
 	_, res, _ := d.sig.schemas()
 	return Resource{attrList{b: d.b, outer: res, container: fieldResource, self: &schemaResource,
@@ -171,23 +176,42 @@ func (d ResourceData) scopes(yield func(ScopeData, error) bool) {
 // scopeField validates the top level of the message and reports which field
 // holds its effective scopes: 2, or 1000 when field 2 never occurs.
 func (d ResourceData) scopeField() (int32, error) {
+	scopes, _, _, err := d.layout()
+	return scopes, err
+}
+
+// layout validates the fields of the message in one pass and returns the
+// field that holds its scopes (see scopeField), the last occurrence of its
+// resource field and how many there are.
+func (d ResourceData) layout() (scopes int32, resource []byte, resources int, err error) {
 	if !d.sig.valid() {
-		return 0, ErrUnknownSignal
+		return 0, nil, 0, ErrUnknownSignal
 	}
-	_, res, _ := d.sig.schemas()
-	rd := newReader(d.b, res)
-	want := int32(fieldDeprecated)
+	scopes = fieldDeprecated
+	pos := 0
 	for {
-		num, err := rd.nextField()
-		if err != nil {
-			return 0, err
+		// Every known field of a ResourceX below 16 is a LEN field.
+		num, data, next, ok := lenField(d.b, pos)
+		if !ok {
+			if pos == len(d.b) {
+				return scopes, resource, resources, nil
+			}
+			_, res, _ := d.sig.schemas()
+			rd := newReader(d.b, res)
+			rd.pos = pos
+			if num, err = rd.nextField(); err != nil {
+				return 0, nil, 0, err
+			}
+			data, next = rd.data, rd.pos
 		}
-		if num == 0 {
-			return want, nil
+		switch num {
+		case fieldResource:
+			resource = data
+			resources++
+		case fieldScopes:
+			scopes = fieldScopes
 		}
-		if num == fieldScopes {
-			want = fieldScopes
-		}
+		pos = next
 	}
 }
 
@@ -288,28 +312,42 @@ func lastScalar(b []byte, s *schema, num int32) (uint64, bool, error) {
 	}
 }
 
-// resourceEntry reads, at pos, a field-1 LEN field whose length takes at
-// most four bytes (256 MiB) and fits b. ok is false for anything else,
-// which the caller reads the general way (and reports, if it is malformed).
+// resourceEntry reads, at pos, a request field holding a resource when its
+// tag and length are in the form lenField reads.
 func resourceEntry(b []byte, pos int) (data []byte, next int, ok bool) {
-	if pos >= len(b) || b[pos] != requestTag {
-		return nil, 0, false
+	num, data, next, ok := lenField(b, pos)
+	return data, next, ok && num == fieldRequestEntries
+}
+
+// lenField reads the field at pos of b without a schema when it has a
+// one-byte tag with the LEN wire type and a length of at most four varint
+// bytes that fits in b: the shape of nearly every message field. ok is
+// false for anything else, which the schema reader then reads (and
+// reports). Only messages whose known fields below 16 all have the LEN wire
+// type may use it, since it checks no schema.
+func lenField(b []byte, pos int) (num int32, data []byte, next int, ok bool) {
+	if pos >= len(b) {
+		return 0, nil, 0, false
+	}
+	tag := b[pos]
+	if tag >= 0x80 || tag&7 != wireLen || tag < 8 {
+		return 0, nil, 0, false
 	}
 	p := pos + 1
 	n := 0
 	for shift := 0; shift < 28; shift += 7 {
 		if p >= len(b) {
-			return nil, 0, false
+			return 0, nil, 0, false
 		}
 		c := b[p]
 		p++
 		n |= int(c&0x7f) << shift
 		if c < 0x80 {
 			if n > len(b)-p {
-				return nil, 0, false
+				return 0, nil, 0, false
 			}
-			return b[p : p+n : p+n], p + n, true
+			return int32(tag >> 3), b[p : p+n : p+n], p + n, true
 		}
 	}
-	return nil, 0, false
+	return 0, nil, 0, false
 }

@@ -59,6 +59,105 @@ func parseKV(b []byte, depth int) (key []byte, v Value, err error) {
 	}
 }
 
+// splitShortKV recognises, without a reader, the shape encoders write for
+// short scalar attributes: key and value in either order (SDKs write the
+// key first, pdata the value), one-byte lengths, and an AnyValue holding
+// only a string with a one-byte length, a bool or int with a one-byte
+// varint, or a double. It returns the key, the AnyValue's payload (the
+// string, the varint byte, or the eight bytes of the double) and its value
+// code, or code 0 (codeEmpty) for any other shape, which parseKV reads in
+// full.
+func splitShortKV(b []byte) (key, payload []byte, code uint8) {
+	if len(b) < 4 || b[1] >= 0x80 {
+		return nil, nil, 0
+	}
+	k := 2 + int(b[1])
+	if k+2 > len(b) || b[k+1] >= 0x80 || k+2+int(b[k+1]) != len(b) {
+		return nil, nil, 0
+	}
+	var val []byte
+	switch {
+	case b[0] == 0x0a && b[k] == 0x12:
+		key, val = b[2:k], b[k+2:]
+	case b[0] == 0x12 && b[k] == 0x0a:
+		key, val = b[k+2:], b[2:k]
+	default:
+		return nil, nil, 0
+	}
+	if len(val) < 2 {
+		return nil, nil, 0
+	}
+	switch val[0] {
+	case 0x0a:
+		if int(val[1]) == len(val)-2 {
+			return key, val[2:], codeStr
+		}
+	case 0x18:
+		// A varint that ends exactly at the end of the value, as
+		// consumeVarint reads it (at most ten bytes).
+		if len(val) <= 11 && val[len(val)-1] < 0x80 {
+			for _, c := range val[1 : len(val)-1] {
+				if c < 0x80 {
+					return nil, nil, 0
+				}
+			}
+			return key, val[1:], codeInt
+		}
+	case 0x10:
+		if len(val) == 2 && val[1] < 0x80 {
+			return key, val[1:], codeBool
+		}
+	case 0x21:
+		if len(val) == 9 {
+			return key, val[1:], codeDouble
+		}
+	}
+	return nil, nil, 0
+}
+
+// shortVarint decodes a varint splitShortKV has checked: the excess bits
+// of a tenth byte are dropped, as consumeVarint drops them.
+func shortVarint(b []byte) uint64 {
+	var v uint64
+	for i, c := range b {
+		v |= uint64(c&0x7f) << (7 * i)
+	}
+	return v
+}
+
+// shortValueOf builds the Value of a payload splitShortKV returned.
+func shortValueOf(payload []byte, code uint8) Value {
+	switch code {
+	case codeStr:
+		return Value{kind: ValueKindStr, data: payload}
+	case codeInt:
+		return Value{kind: ValueKindInt, num: shortVarint(payload)}
+	case codeBool:
+		return Value{kind: ValueKindBool, num: uint64(payload[0])}
+	}
+	return Value{kind: ValueKindDouble, num: binary.LittleEndian.Uint64(payload)}
+}
+
+// shortValue decodes an AnyValue holding only a string with a one-byte
+// length, a bool or int with a one-byte varint, or a double. ok is false
+// for anything else.
+func shortValue(b []byte) (v Value, ok bool) {
+	if len(b) >= 2 && b[1] < 0x80 {
+		switch {
+		case b[0] == 0x0a && int(b[1]) == len(b)-2:
+			return Value{kind: ValueKindStr, data: b[2:]}, true
+		case len(b) == 2 && b[0] == 0x18:
+			return Value{kind: ValueKindInt, num: uint64(b[1])}, true
+		case len(b) == 2 && b[0] == 0x10:
+			return Value{kind: ValueKindBool, num: uint64(b[1])}, true
+		}
+	}
+	if len(b) == 9 && b[0] == 0x21 {
+		return Value{kind: ValueKindDouble, num: binary.LittleEndian.Uint64(b[1:])}, true
+	}
+	return Value{}, false
+}
+
 // parseKeyValue reads the key of a KeyValue already validated by parseKV.
 func parseKeyValue(b []byte) (KeyValue, error) {
 	rd := newReader(b, &schemaKeyValue)
@@ -170,23 +269,8 @@ func (v *Value) mergeChecked(b []byte, depth int) error {
 	if depth > maxDepth {
 		return malformed("AnyValue", 0, 0, errTooDeep)
 	}
-	// Fast paths: a short string, a small bool or int, or a double, and
-	// nothing else.
-	if len(b) >= 2 && b[1] < 0x80 {
-		switch {
-		case b[0] == 0x0a && int(b[1]) == len(b)-2:
-			*v = Value{kind: ValueKindStr, data: b[2:]}
-			return nil
-		case len(b) == 2 && b[0] == 0x18:
-			*v = Value{kind: ValueKindInt, num: uint64(b[1])}
-			return nil
-		case len(b) == 2 && b[0] == 0x10:
-			*v = Value{kind: ValueKindBool, num: uint64(b[1])}
-			return nil
-		}
-	}
-	if len(b) == 9 && b[0] == 0x21 {
-		*v = Value{kind: ValueKindDouble, num: binary.LittleEndian.Uint64(b[1:])}
+	if sv, ok := shortValue(b); ok {
+		*v = sv
 		return nil
 	}
 	rd := newReader(b, &schemaAnyValue)

@@ -164,13 +164,15 @@ func TestHashInputsAgree(t *testing.T) {
 		if err != nil || len(maps) != FamilyShapes[1].Resources || maps[0].Len() != 10 {
 			t.Fatalf("%v: %d maps, %v", sig, len(maps), err)
 		}
-		hp, err := WireHash(sig, pp.Bytes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hs, err := WireHash(sig, sp.Bytes)
-		if err != nil || hs != hp {
-			t.Fatalf("%v: otlpwire hash differs between encodings: %x %x %v", sig, hp, hs, err)
+		for _, ver := range []otlpwire.HashVersion{otlpwire.HashV1, otlpwire.HashV2} {
+			hp, err := WireHash(sig, pp.Bytes, ver)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs, err := WireHash(sig, sp.Bytes, ver)
+			if err != nil || hs != hp {
+				t.Fatalf("%v: otlpwire hash v%d differs between encodings: %x %x %v", sig, ver, hp, hs, err)
+			}
 		}
 		if PdataMapHash(maps) == 0 {
 			t.Fatalf("%v: zero pdata hash", sig)

@@ -113,8 +113,9 @@ func opsFor(op string, p Payload) []struct {
 			panic(err)
 		}
 		return []impl{
-			{"otlpwire", func() error { h, err := WireHash(sig, b); sinkU += h; return err }},
+			{"otlpwire", func() error { h, err := WireHash(sig, b, otlpwire.HashV2); sinkU += h; return err }},
 			{"pdatautil", func() error { sinkU += PdataMapHash(maps); return nil }},
+			{"otlpwire-v1", func() error { h, err := WireHash(sig, b, otlpwire.HashV1); sinkU += h; return err }},
 		}
 	case "split":
 		return []impl{{"otlpwire", split(sig, b)}, {"memcpy", memcpy(b)}}

@@ -58,9 +58,9 @@ func WireLookup(sig otlpwire.Signal, b []byte, key string) (total, found int, er
 	return total, found, nil
 }
 
-// WireHash returns the sum of the routing hashes (Resource.Hash) of every
-// resource of a request.
-func WireHash(sig otlpwire.Signal, b []byte) (uint64, error) {
+// WireHash returns the sum of the routing hashes (Resource.HashWith ver) of
+// every resource of a request.
+func WireHash(sig otlpwire.Signal, b []byte, ver otlpwire.HashVersion) (uint64, error) {
 	var sum uint64
 	for rd, err := range otlpwire.NewRequest(sig, b).Resources() {
 		if err != nil {
@@ -70,7 +70,7 @@ func WireHash(sig otlpwire.Signal, b []byte) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		h, err := res.Hash()
+		h, err := res.HashWith(ver)
 		if err != nil {
 			return 0, err
 		}
