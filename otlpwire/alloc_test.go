@@ -57,8 +57,10 @@ func TestZeroAllocations(t *testing.T) {
 					t.Fatal("service.name not found")
 				}
 			},
-			"Hash":     func() { _, _ = res.Hash() },
-			"HashKeys": func() { _, _, _ = res.HashKeys(keys) },
+			"Hash":             func() { _, _ = res.Hash() },
+			"HashKeys":         func() { _, _, _ = res.HashKeys(keys) },
+			"HashWith(V2)":     func() { _, _ = res.HashWith(HashV2) },
+			"HashKeysWith(V2)": func() { _, _, _ = res.HashKeysWith(HashV2, keys) },
 			"AppendRequest": func() {
 				out := buf[:0]
 				for rd := range req.Resources() {

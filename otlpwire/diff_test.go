@@ -377,13 +377,15 @@ func checkAttributes(t *testing.T, res Resource, m pcommon.Map) {
 	if _, found, err := res.Attribute("no.such.key"); found || err != nil {
 		t.Fatalf("Attribute(missing) = %v, %v", found, err)
 	}
-	h, err := res.Hash()
-	if err != nil {
-		t.Fatal(err)
-	}
-	hk, found, err := res.HashKeys(append(keys, "no.such.key"))
-	if err != nil || found != len(keys) || hk != h {
-		t.Fatalf("HashKeys(all) = %x, %d, %v; Hash = %x", hk, found, err, h)
+	for _, ver := range []HashVersion{HashV1, HashV2} {
+		h, err := res.HashWith(ver)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hk, found, err := res.HashKeysWith(ver, append(keys, "no.such.key"))
+		if err != nil || found != len(keys) || hk != h {
+			t.Fatalf("v%d: HashKeys(all) = %x, %d, %v; Hash = %x", ver, hk, found, err, h)
+		}
 	}
 }
 
@@ -424,17 +426,19 @@ func checkValue(t *testing.T, v Value, pv pcommon.Value) {
 
 func TestDifferentialHashIsEncodingIndependent(t *testing.T) {
 	forEachCase(t, 2, func(t *testing.T, sig Signal, _ encoding, b []byte, _ decoded, ref []byte) {
-		want := resourceHashes(t, sig, ref)
-		if got := resourceHashes(t, sig, b); !slices.Equal(got, want) {
-			t.Fatalf("hashes %x, pdata encoding gives %x", got, want)
-		}
-		if len(want) > 1 && want[0] == want[1] {
-			t.Fatalf("different resources hash equal: %x", want)
+		for _, ver := range []HashVersion{HashV1, HashV2} {
+			want := resourceHashes(t, sig, ref, ver)
+			if got := resourceHashes(t, sig, b, ver); !slices.Equal(got, want) {
+				t.Fatalf("v%d: hashes %x, pdata encoding gives %x", ver, got, want)
+			}
+			if len(want) > 1 && want[0] == want[1] {
+				t.Fatalf("v%d: different resources hash equal: %x", ver, want)
+			}
 		}
 	})
 }
 
-func resourceHashes(t *testing.T, sig Signal, b []byte) []uint64 {
+func resourceHashes(t *testing.T, sig Signal, b []byte, ver HashVersion) []uint64 {
 	t.Helper()
 	var hs []uint64
 	for rd, err := range NewRequest(sig, b).Resources() {
@@ -445,7 +449,7 @@ func resourceHashes(t *testing.T, sig Signal, b []byte) []uint64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := res.Hash()
+		h, err := res.HashWith(ver)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -58,33 +58,54 @@
 //
 // # Routing hash
 //
-// Resource.Hash and Resource.HashKeys compute a 64-bit hash of a resource's
-// identity that does not depend on attribute order or on the field order
-// inside KeyValue and AnyValue, so pdata (descending field order) and SDKs
-// (ascending) produce the same value. Shard assignment depends on it, so the
-// algorithm below is stable across releases and pinned by golden tests; a
-// different hash would be a new, separately named function.
+// Resource.HashWith and Resource.HashKeysWith compute a 64-bit hash of a
+// resource's identity that does not depend on attribute order or on the
+// field order inside KeyValue and AnyValue, so pdata (value before key) and
+// SDKs (key before value) produce the same value. Shard assignment depends
+// on it, so each HashVersion is stable across releases and pinned by golden
+// tests; a faster or better hash comes as a new version. Resource.Hash and
+// Resource.HashKeys are HashV1.
 //
-//  1. Each attribute is written in a canonical byte encoding:
-//     uvarint(len(key)) key value, where value is one code byte followed by
-//     its payload: 0 empty (also a string-table index, which pdata reads as
-//     empty), nothing; 1 string, uvarint(len) bytes; 2 bool, one byte 0 or 1;
-//     3 int, 8 bytes little-endian two's complement; 4 double, the 8 IEEE-754
-//     bytes little-endian (bitwise: -0 and +0 differ, NaNs by payload);
-//     5 array, uvarint(number of elements) then each element's value
-//     encoding in order; 6 kvlist, uvarint(number of entries) then the 8-byte
-//     little-endian wrapping sum of the entries' attribute hashes (step 2),
-//     so entry order does not matter; 7 bytes, uvarint(len) bytes.
-//  2. The attribute hash is SplitMix64's finaliser applied to the 64-bit
-//     FNV-1a hash of that encoding.
-//  3. The resource hash is the finaliser applied to S + n*0x9e3779b97f4a7c15,
-//     where S is the wrapping sum of the attribute hashes and n the number of
-//     attributes hashed: every attribute for Hash (a duplicate counts twice),
-//     the first occurrence of each distinct listed key for HashKeys.
+// Both versions share a canonical view of an attribute: its key, then its
+// value as a code and a payload: 0 empty (also a string-table index, which
+// pdata reads as empty), no payload; 1 string, its bytes; 2 bool, one byte
+// 0 or 1; 3 int, 8 bytes little-endian two's complement; 4 double, the 8
+// IEEE-754 bytes little-endian (bitwise: -0 and +0 differ, NaNs by
+// payload); 5 array, the number of elements, then each element's value in
+// order; 6 kvlist, the number of entries, then the 8-byte little-endian
+// wrapping sum of the entries' attribute hashes (so entry order does not
+// matter); 7 bytes, its bytes.
 //
-// Only decoded values enter the encoding, so field order inside KeyValue and
-// AnyValue, non-minimal varints, unknown fields and attribute order have no
-// effect. A resource without attributes hashes to 0.
+// HashV1 writes that view as bytes, uvarint(len(key)) key, then per value
+// one code byte and: nothing (0); uvarint(len) bytes (1, 7); the byte (2);
+// the 8 bytes (3, 4); uvarint(n) and the elements (5); uvarint(n) and the
+// sum (6). The attribute hash is SplitMix64's finaliser applied to the
+// 64-bit FNV-1a hash of those bytes.
+//
+// HashV2 absorbs the view piece by piece into a 64-bit state h, starting
+// from 0x6a09e667f3bcc908. A piece has a header, (L << 8) | code, and a
+// payload: the key is a piece with code 0, L its length; a string or bytes
+// value has L its length; a bool L = 1 and its byte; an int or double L = 8
+// and its 8 bytes; an empty value L = 0 and no payload; an array L = n and
+// no payload, followed by its elements as pieces; a kvlist L = n and the 8
+// bytes of the sum. To absorb a piece, h ^= header * 0xbb67ae8584caa73b;
+// then, while more than 8 payload bytes remain, h = fold(h ^ w) with w the
+// next 8 bytes little-endian; finally h = fold(h ^ last), where last packs
+// the remaining 0 to 8 bytes b[0..n): 0 for none; for n >= 4, the first 4
+// and the last 4 bytes as two little-endian 32-bit halves (low, high); for
+// n < 4, b[0] | b[n/2] << 8 | b[n-1] << 16. fold(x) multiplies x by
+// 0x3c6ef372fe94f82b into 128 bits and xors the two halves. The attribute
+// hash is SplitMix64's finaliser applied to h. (The three constants are the
+// fractional parts of the square roots of 2, 3 and 5.)
+//
+// In both versions the resource hash is the finaliser applied to
+// S + n*0x9e3779b97f4a7c15, where S is the wrapping sum of the attribute
+// hashes and n the number of attributes hashed: every attribute for
+// HashWith (a duplicate counts twice), the first occurrence of each distinct
+// listed key for HashKeysWith. Only decoded values enter, so field order
+// inside KeyValue and AnyValue, non-minimal varints, unknown fields and
+// attribute order have no effect. A resource without attributes hashes to
+// 0.
 //
 // # Allocation
 //

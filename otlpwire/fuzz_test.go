@@ -117,6 +117,9 @@ func fuzzResource(t *testing.T, rd ResourceData, accepted bool, pres []pcommon.M
 	if (iterErr == nil) != (herr == nil) || (herr == nil) != (gerr == nil) || (gerr == nil) != (kerr == nil) {
 		t.Fatalf("validation differs: Attributes %v, Hash %v, Attribute %v, HashKeys %v", iterErr, herr, gerr, kerr)
 	}
+	if iterErr == nil {
+		checkHashesAgainstIteration(t, res)
+	}
 	if iterErr != nil {
 		if !errors.Is(iterErr, ErrMalformed) {
 			t.Fatalf("attribute error does not match ErrMalformed: %v", iterErr)

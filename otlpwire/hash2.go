@@ -16,9 +16,9 @@ const (
 	// canonical encoding of each attribute, one byte per step. Resource.Hash
 	// and Resource.HashKeys compute it.
 	HashV1 HashVersion = 1
-	// HashV2 reads eight bytes per step and costs about a third of HashV1 on
-	// typical attributes. It shares HashV1's order independence and
-	// canonical value encoding, but its values differ.
+	// HashV2 absorbs eight bytes per step where HashV1 takes one. It
+	// shares HashV1's order independence and canonical view of values, but
+	// its values differ.
 	HashV2 HashVersion = 2
 )
 
