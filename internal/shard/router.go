@@ -23,18 +23,25 @@ type RouterSettings struct {
 	// Shards is the number of shards, at least 1.
 	Shards int
 	// Attributes, when not empty, are the resource attribute keys whose
-	// values form the routing key (see otlpwire.Resource.HashKeys). When
+	// values form the routing key (see otlpwire.Resource.HashKeysWith). When
 	// empty, the routing key is the identity hash of all resource attributes.
 	Attributes []string
 	// MaxFrameBytes bounds the OTLP payload of one frame, at most
 	// sdp.MaxArrayLen; larger resources are split into several frames.
 	MaxFrameBytes int
+	// HashVersion is the routing hash that computes both the routing key and
+	// each frame's ResourceHash (see otlpwire.HashVersion). It has no
+	// default: a different version sends resources to different shards, so
+	// every caller states the one it routes with.
+	HashVersion otlpwire.HashVersion
 }
 
 // Router turns the bytes of an OTLP export request into SDP ResourceFrames
 // grouped by shard: one frame per resource, or several standalone frames
 // for a resource larger than MaxFrameBytes. All frames of one resource go to
-// the same shard, chosen with Jump from the resource's routing key.
+// the same shard, chosen with Jump from the resource's routing key. Each
+// frame's ResourceHash is the resource's identity hash (all its attributes,
+// whatever the routing key) in the Router's hash version.
 //
 // A Router holds no per-request state, so one Router may be used by several
 // goroutines at once, each with its own Frames.
@@ -42,11 +49,16 @@ type Router struct {
 	shards        int
 	attributes    []string
 	maxFrameBytes int
+	hashVersion   otlpwire.HashVersion
 }
 
-// NewRouter returns a Router for s, or an error wrapping ErrInvalidSettings.
+// NewRouter returns a Router for s, or an error wrapping ErrInvalidSettings
+// (and also otlpwire.ErrHashVersion when s.HashVersion is not a defined
+// version).
 func NewRouter(s RouterSettings) (*Router, error) {
 	switch {
+	case !s.HashVersion.Valid():
+		return nil, fmt.Errorf("%w: %w %d", ErrInvalidSettings, otlpwire.ErrHashVersion, s.HashVersion)
 	case s.Shards < 1:
 		return nil, fmt.Errorf("%w: %d shards, want at least 1", ErrInvalidSettings, s.Shards)
 	case s.MaxFrameBytes < 1 || s.MaxFrameBytes > sdp.MaxArrayLen:
@@ -56,6 +68,7 @@ func NewRouter(s RouterSettings) (*Router, error) {
 		shards:        s.Shards,
 		attributes:    append([]string(nil), s.Attributes...),
 		maxFrameBytes: s.MaxFrameBytes,
+		hashVersion:   s.HashVersion,
 	}, nil
 }
 
@@ -180,7 +193,7 @@ func (r *Router) routeResource(rd otlpwire.ResourceData, index int, dst *Frames)
 	if err != nil {
 		return err
 	}
-	identity, err := res.Hash()
+	identity, err := res.HashWith(r.hashVersion)
 	if err != nil {
 		return err
 	}
@@ -223,7 +236,7 @@ func (r *Router) pick(res otlpwire.Resource, identity uint64) (int, error) {
 	if len(r.attributes) == 0 {
 		return Jump(identity, r.shards), nil
 	}
-	key, found, err := res.HashKeys(r.attributes)
+	key, found, err := res.HashKeysWith(r.hashVersion, r.attributes)
 	if err != nil {
 		return 0, err
 	}

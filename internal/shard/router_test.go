@@ -78,7 +78,7 @@ func decodeAll(t *testing.T, f *Frames) []decoded {
 
 func TestRouteOneFramePerResource(t *testing.T) {
 	td := makeTraces(20, 5, 0)
-	r, err := NewRouter(RouterSettings{Shards: 4, MaxFrameBytes: sdp.MaxArrayLen})
+	r, err := NewRouter(RouterSettings{Shards: 4, MaxFrameBytes: sdp.MaxArrayLen, HashVersion: otlpwire.HashV2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestRouteOneFramePerResource(t *testing.T) {
 }
 
 func TestRouteIsStableAndMatchesJump(t *testing.T) {
-	r, _ := NewRouter(RouterSettings{Shards: 7, MaxFrameBytes: sdp.MaxArrayLen})
+	r, _ := NewRouter(RouterSettings{Shards: 7, MaxFrameBytes: sdp.MaxArrayLen, HashVersion: otlpwire.HashV2})
 	var f Frames
 	first := map[uint64]int{}
 	for round := range 3 {
@@ -149,7 +149,7 @@ func TestRouteByAttributes(t *testing.T) {
 		rs.Resource().Attributes().PutStr("host.name", fmt.Sprintf("h%d", i))
 		rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty().SetName("s")
 	}
-	r, _ := NewRouter(RouterSettings{Shards: 16, Attributes: []string{"tenant"}, MaxFrameBytes: sdp.MaxArrayLen})
+	r, _ := NewRouter(RouterSettings{Shards: 16, Attributes: []string{"tenant"}, MaxFrameBytes: sdp.MaxArrayLen, HashVersion: otlpwire.HashV2})
 	var f Frames
 	if err := r.Route(marshal(t, td), &f); err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func TestRouteByAttributes(t *testing.T) {
 func TestRouteSplitsLargeResources(t *testing.T) {
 	// One resource of 200 spans of ~1 KiB each cannot fit a 16 KiB frame.
 	td := makeTraces(2, 200, 1000)
-	r, _ := NewRouter(RouterSettings{Shards: 3, MaxFrameBytes: 16 << 10})
+	r, _ := NewRouter(RouterSettings{Shards: 3, MaxFrameBytes: 16 << 10, HashVersion: otlpwire.HashV2})
 	var f Frames
 	if err := r.Route(marshal(t, td), &f); err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ func TestRouteLeavesOutResourcesWithOversizedItems(t *testing.T) {
 	td := makeTraces(3, 2, 0)
 	// The middle resource gets one span far larger than a frame.
 	td.ResourceSpans().At(1).ScopeSpans().At(0).Spans().At(1).SetName(strings.Repeat("y", 4096))
-	r, _ := NewRouter(RouterSettings{Shards: 2, MaxFrameBytes: 2048})
+	r, _ := NewRouter(RouterSettings{Shards: 2, MaxFrameBytes: 2048, HashVersion: otlpwire.HashV2})
 	var f Frames
 	if err := r.Route(marshal(t, td), &f); err != nil {
 		t.Fatal(err)
@@ -244,7 +244,7 @@ func TestRouteLeavesOutResourcesWithOversizedItems(t *testing.T) {
 }
 
 func TestRouteRejectsMalformedRequests(t *testing.T) {
-	r, _ := NewRouter(RouterSettings{Shards: 2, MaxFrameBytes: 4096})
+	r, _ := NewRouter(RouterSettings{Shards: 2, MaxFrameBytes: 4096, HashVersion: otlpwire.HashV2})
 	var f Frames
 	good := marshal(t, makeTraces(2, 1, 0)).Bytes()
 	bad := good[:len(good)-3]
@@ -259,12 +259,28 @@ func TestRouteRejectsMalformedRequests(t *testing.T) {
 
 func TestNewRouterValidates(t *testing.T) {
 	for _, s := range []RouterSettings{
-		{Shards: 0, MaxFrameBytes: 1000},
-		{Shards: 1, MaxFrameBytes: 0},
-		{Shards: 1, MaxFrameBytes: sdp.MaxArrayLen + 1},
+		{Shards: 0, MaxFrameBytes: 1000, HashVersion: otlpwire.HashV2},
+		{Shards: 1, MaxFrameBytes: 0, HashVersion: otlpwire.HashV2},
+		{Shards: 1, MaxFrameBytes: sdp.MaxArrayLen + 1, HashVersion: otlpwire.HashV1},
 	} {
 		if _, err := NewRouter(s); !errors.Is(err, ErrInvalidSettings) {
 			t.Errorf("NewRouter(%+v) = %v, want ErrInvalidSettings", s, err)
+		}
+	}
+}
+
+func TestNewRouterRefusesUnknownHashVersions(t *testing.T) {
+	// 0 is the zero value: a caller that forgot the version is refused
+	// rather than routed with a guess.
+	for _, v := range []otlpwire.HashVersion{0, 3, 255} {
+		_, err := NewRouter(RouterSettings{Shards: 2, MaxFrameBytes: 4096, HashVersion: v})
+		if !errors.Is(err, otlpwire.ErrHashVersion) || !errors.Is(err, ErrInvalidSettings) {
+			t.Errorf("NewRouter(HashVersion %d) = %v, want ErrHashVersion and ErrInvalidSettings", v, err)
+		}
+	}
+	for _, v := range []otlpwire.HashVersion{otlpwire.HashV1, otlpwire.HashV2} {
+		if _, err := NewRouter(RouterSettings{Shards: 2, MaxFrameBytes: 4096, HashVersion: v}); err != nil {
+			t.Errorf("NewRouter(HashVersion %d) = %v", v, err)
 		}
 	}
 }
@@ -274,17 +290,19 @@ func TestNewRouterValidates(t *testing.T) {
 // them until they are acknowledged).
 func TestRouteAllocationsPerRequest(t *testing.T) {
 	req := marshal(t, makeTraces(50, 10, 0))
-	r, _ := NewRouter(RouterSettings{Shards: 8, MaxFrameBytes: sdp.MaxArrayLen})
-	var f Frames
-	if err := r.Route(req, &f); err != nil {
-		t.Fatal(err)
-	}
-	allocs := testing.AllocsPerRun(20, func() {
+	for _, v := range []otlpwire.HashVersion{otlpwire.HashV1, otlpwire.HashV2} {
+		r, _ := NewRouter(RouterSettings{Shards: 8, MaxFrameBytes: sdp.MaxArrayLen, HashVersion: v})
+		var f Frames
 		if err := r.Route(req, &f); err != nil {
 			t.Fatal(err)
 		}
-	})
-	if allocs > 1 {
-		t.Fatalf("Route allocated %.1f times for 50 resources, want at most 1 per request", allocs)
+		allocs := testing.AllocsPerRun(20, func() {
+			if err := r.Route(req, &f); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs > 1 {
+			t.Fatalf("HashV%d: Route allocated %.1f times for 50 resources, want at most 1 per request", v, allocs)
+		}
 	}
 }

@@ -41,10 +41,11 @@ const benchShards = 4
 
 // BenchmarkShardBatch is the processor's per-batch work without the
 // socket: marshal the batch once, split it by resource on the wire, hash
-// each resource and encode its frames.
+// each resource (with the default hash_version) and encode its frames.
 func BenchmarkShardBatch(b *testing.B) {
 	td := benchTraces()
-	router, err := shard.NewRouter(shard.RouterSettings{Shards: benchShards, MaxFrameBytes: MaxFrameBytes})
+	router, err := shard.NewRouter(shard.RouterSettings{Shards: benchShards, MaxFrameBytes: MaxFrameBytes,
+		HashVersion: otlpwire.HashVersion(defaultHashVersion)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package sdpshardprocessor
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -10,6 +11,8 @@ import (
 	"go.opentelemetry.io/collector/config/configtls"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
+	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
@@ -48,6 +51,10 @@ const (
 	defaultInitialBackoff = transport.DefaultInitialBackoff
 	defaultMaxBackoff     = transport.DefaultMaxBackoff
 	defaultFlushTimeout   = 10 * time.Second
+
+	// defaultHashVersion is the routing hash of configurations that do not
+	// set hash_version: HashV2, the faster of the two.
+	defaultHashVersion = int(otlpwire.HashV2)
 )
 
 // Config configures the sdpshard processor.
@@ -62,6 +69,12 @@ type Config struct {
 	// Attributes are the resource attribute keys hashed when RoutingKey is
 	// "attributes"; a resource that has none of them goes to shard 0.
 	Attributes []string `mapstructure:"attributes"`
+	// HashVersion selects the routing hash (otlpwire.HashVersion): 1 or 2
+	// (default). It decides the shard of every resource and is the hash in
+	// each frame's resource_hash, so every replica that feeds the same
+	// sidecars must use the same version; changing it moves resources
+	// between shards once. A version's values never change across releases.
+	HashVersion int `mapstructure:"hash_version"`
 	// Mode is "tee" (default) or "divert".
 	Mode Mode `mapstructure:"mode"`
 	// MaxFrameBytes bounds the OTLP payload of one frame; larger resources
@@ -120,6 +133,7 @@ type Config struct {
 func createDefaultConfig() *Config {
 	return &Config{
 		RoutingKey:     RoutingKeyResource,
+		HashVersion:    defaultHashVersion,
 		Mode:           ModeTee,
 		WaitForAck:     true,
 		MaxFrameBytes:  MaxFrameBytes,
@@ -166,6 +180,11 @@ func (cfg *Config) Validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf(`routing_key: unknown value %q, want "resource" or "attributes"`, cfg.RoutingKey))
+	}
+	switch cfg.HashVersion {
+	case int(otlpwire.HashV1), int(otlpwire.HashV2):
+	default:
+		errs = append(errs, fmt.Errorf("hash_version: unknown routing hash version %d, want 1 or 2", cfg.HashVersion))
 	}
 	switch cfg.Mode {
 	case ModeTee, ModeDivert:
@@ -228,6 +247,27 @@ func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 		return errors.Join(errs...)
 	}
 	return conf.Unmarshal(cfg)
+}
+
+// routerSettings is the configuration of the shard router.
+func (cfg *Config) routerSettings() shard.RouterSettings {
+	var attributes []string
+	if cfg.RoutingKey == RoutingKeyAttributes {
+		attributes = cfg.Attributes
+	}
+	// A value that does not fit HashVersion stays invalid (0) rather than
+	// wrapping into a defined version, so that NewRouter refuses it even when
+	// Validate was not called.
+	var version otlpwire.HashVersion
+	if cfg.HashVersion > 0 && cfg.HashVersion <= math.MaxUint8 {
+		version = otlpwire.HashVersion(cfg.HashVersion)
+	}
+	return shard.RouterSettings{
+		Shards:        len(cfg.Endpoints),
+		Attributes:    attributes,
+		MaxFrameBytes: cfg.MaxFrameBytes,
+		HashVersion:   version,
+	}
 }
 
 // frameOverhead is the most an encoded ResourceFrame adds around its OTLP

@@ -1,6 +1,7 @@
 package sdpshardprocessor
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -37,6 +38,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	assert.Equal(t, want, cfg)
 	assert.Equal(t, RoutingKeyResource, cfg.RoutingKey)
 	assert.Equal(t, ModeTee, cfg.Mode)
+	assert.Equal(t, 2, cfg.HashVersion, "new configurations route with the faster hash")
 	assert.Equal(t, 1_000_000, cfg.MaxFrameBytes)
 	assert.Equal(t, 64<<20, cfg.QueueBytes)
 	assert.True(t, cfg.WaitForAck, "at-least-once for clients by default")
@@ -49,6 +51,7 @@ func TestLoadConfigCustom(t *testing.T) {
 	assert.Equal(t, []string{"unix:///run/sdp/shard-0.sock", "tcp://127.0.0.1:4501", "tcp://sidecar-2.sdp.svc:4501"}, cfg.Endpoints)
 	assert.Equal(t, RoutingKeyAttributes, cfg.RoutingKey)
 	assert.Equal(t, []string{"service.name", "tenant.id"}, cfg.Attributes)
+	assert.Equal(t, 1, cfg.HashVersion)
 	assert.Equal(t, ModeDivert, cfg.Mode)
 	assert.Equal(t, 262144, cfg.MaxFrameBytes)
 	assert.Equal(t, 16777216, cfg.QueueBytes)
@@ -76,6 +79,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"frame_too_small", []string{"max_frame_bytes:", "100 is outside"}},
 		{"unknown_mode", []string{"mode:", `"mirror"`}},
 		{"unknown_routing_key", []string{"routing_key:", `"trace_id"`}},
+		{"hash_version_zero", []string{"hash_version:", "version 0", "want 1 or 2"}},
+		{"hash_version_three", []string{"hash_version:", "version 3", "want 1 or 2"}},
 		{"attributes_missing", []string{"attributes:", "at least one key"}},
 		{"attributes_without_routing_key", []string{"attributes:", `only used with routing_key "attributes"`}},
 		{"queue_too_small", []string{"queue_bytes:", "cannot hold one frame"}},
@@ -90,6 +95,34 @@ func TestValidateNamesTheField(t *testing.T) {
 				assert.Contains(t, err.Error(), want)
 			}
 		})
+	}
+}
+
+func TestLoadConfigHashVersionTwo(t *testing.T) {
+	cfg, err := loadConfig(t, "hash_version_two")
+	require.NoError(t, err)
+	assert.Equal(t, 2, cfg.HashVersion)
+}
+
+func TestValidateHashVersion(t *testing.T) {
+	for _, tt := range []struct {
+		version int
+		valid   bool
+	}{
+		{-1, false}, {0, false}, {1, true}, {2, true}, {3, false},
+		// 257 would wrap to 1 in a uint8.
+		{257, false},
+	} {
+		cfg := testConfig([]string{"tcp://127.0.0.1:4501"})
+		cfg.HashVersion = tt.version
+		err := cfg.Validate()
+		if tt.valid {
+			assert.NoError(t, err, "hash_version %d", tt.version)
+			continue
+		}
+		if assert.Error(t, err, "hash_version %d", tt.version) {
+			assert.Equal(t, fmt.Sprintf("hash_version: unknown routing hash version %d, want 1 or 2", tt.version), err.Error())
+		}
 	}
 }
 

@@ -70,7 +70,7 @@ func TestStalledShardHeapStaysWithinQueueBytes(t *testing.T) {
 	cfg.FlushTimeout = 50 * time.Millisecond // the stalled shard's frames are given up
 	require.NoError(t, cfg.Validate())
 
-	tenant := tenantOnShard(t, 1, 2)
+	tenant := tenantOnShard(t, cfg, 1)
 	td := ptrace.NewTraces()
 	small := td.ResourceSpans().AppendEmpty()
 	small.Resource().Attributes().PutStr("tenant", tenant)
@@ -125,11 +125,11 @@ func heapInUse() uint64 {
 	return ms.HeapAlloc
 }
 
-// tenantOnShard returns a tenant attribute value that the router sends to
-// shard of shards.
-func tenantOnShard(t *testing.T, want, shards int) string {
+// tenantOnShard returns a tenant attribute value that the router of cfg
+// (which routes by the tenant attribute) sends to shard want.
+func tenantOnShard(t *testing.T, cfg *Config, want int) string {
 	t.Helper()
-	router, err := shard.NewRouter(shard.RouterSettings{Shards: shards, Attributes: []string{"tenant"}, MaxFrameBytes: MaxFrameBytes})
+	router, err := shard.NewRouter(cfg.routerSettings())
 	require.NoError(t, err)
 	var frames shard.Frames
 	for i := range 1000 {

@@ -55,15 +55,7 @@ type shardProcessor struct {
 }
 
 func (reg *registry) newProcessor(set processor.Settings, cfg *Config, signal otlpwire.Signal) (*shardProcessor, error) {
-	var attributes []string
-	if cfg.RoutingKey == RoutingKeyAttributes {
-		attributes = cfg.Attributes
-	}
-	router, err := shard.NewRouter(shard.RouterSettings{
-		Shards:        len(cfg.Endpoints),
-		Attributes:    attributes,
-		MaxFrameBytes: cfg.MaxFrameBytes,
-	})
+	router, err := shard.NewRouter(cfg.routerSettings())
 	if err != nil {
 		return nil, err
 	}

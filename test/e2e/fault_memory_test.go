@@ -13,6 +13,7 @@ import (
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
+	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor"
 )
 
 // Settings and bounds of the memory-bound scenario.
@@ -122,10 +123,13 @@ func (e *faultEnv) heapAfterGC() float64 {
 
 // serviceOnShard returns a service name whose resource (that one attribute,
 // as the load client sends it) the sdpshard processor routes to shard of
-// shards, asking the processor's own router.
+// shards, asking the processor's own router with the processor's default
+// hash_version (the scenario's configuration does not set it).
 func serviceOnShard(t *testing.T, want, shards int) string {
 	t.Helper()
-	router, err := shard.NewRouter(shard.RouterSettings{Shards: shards, MaxFrameBytes: 1_000_000})
+	defaults := sdpshardprocessor.NewFactory().CreateDefaultConfig().(*sdpshardprocessor.Config)
+	router, err := shard.NewRouter(shard.RouterSettings{Shards: shards, MaxFrameBytes: 1_000_000,
+		HashVersion: otlpwire.HashVersion(defaults.HashVersion)})
 	if err != nil {
 		t.Fatal(err)
 	}
