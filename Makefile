@@ -202,7 +202,10 @@ bench: bench-packages bench-wire
 # benchmarks/wirebench is left to bench-wire, which runs it in rounds.
 .PHONY: bench-packages
 bench-packages:
-	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v '/benchmarks/wirebench$$')
+	@mkdir -p $(BENCH_RESULTS)
+	$(GO) test -run '^$$' -bench . -benchmem $$($(GO) list ./... | grep -v '/benchmarks/wirebench$$') \
+		> $(BENCH_RESULTS)/bench-packages.txt; status=$$?; \
+		cat $(BENCH_RESULTS)/bench-packages.txt; exit $$status
 
 ## bench-wire: the otlpwire side-by-side suite alone (BENCH_ROUNDS, BENCH_TIME, BENCH_FILTER)
 # The otlpwire suite: BENCH_ROUNDS rounds, each running every benchmark once
