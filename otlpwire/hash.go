@@ -1,5 +1,7 @@
 package otlpwire
 
+import "iter"
+
 // The routing hash (Resource.Hash, Resource.HashKeys) is specified in the
 // package documentation, section "Routing hash"; it must not change, because
 // shard assignment depends on it (TestHashGolden, TestHashMatchesSpec).
@@ -66,40 +68,57 @@ func hashValue(h uint64, v Value) uint64 {
 	case ValueKindSlice:
 		n, _ := countField(v.data, &schemaArrayValue, 1)
 		h = fnvUvarint(fnvByte(h, 5), uint64(n))
-		rd := newReader(v.data, &schemaArrayValue)
-		for {
-			f, ok, _ := rd.next()
-			if !ok {
-				return h
-			}
-			if f.num != 1 {
-				continue
-			}
-			var e Value
-			_ = e.merge(f.data)
+		for e := range nestedElements(v.data) {
 			h = hashValue(h, e)
 		}
+		return h
 	case ValueKindMap:
-		rd := newReader(v.data, &schemaKeyValueList)
-		var sum, n uint64
-		for {
-			f, ok, _ := rd.next()
-			if !ok {
-				break
-			}
-			if f.num != 1 {
-				continue
-			}
-			kv, _ := parseKeyValue(f.data)
-			e, _ := kv.Value()
-			a := fnvBytes(fnvUvarint(fnvOffset, uint64(len(kv.key))), kv.key)
-			sum += mix64(hashValue(a, e))
-			n++
-		}
+		sum, n := kvlistSum(HashV1, v.data)
 		return fnvUint64(fnvUvarint(fnvByte(h, 6), n), sum)
 	case ValueKindBytes:
 		h = fnvUvarint(fnvByte(h, 7), uint64(len(v.data)))
 		return fnvBytes(h, v.data)
 	}
 	return h
+}
+
+// nestedElements iterates over the elements of an array value that was
+// validated when it was read, so reading it cannot fail.
+func nestedElements(data []byte) iter.Seq[Value] {
+	return func(yield func(Value) bool) {
+		rd := newReader(data, &schemaArrayValue)
+		for {
+			f, ok, _ := rd.next()
+			if !ok {
+				return
+			}
+			if f.num != 1 {
+				continue
+			}
+			var e Value
+			_ = e.merge(f.data)
+			if !yield(e) {
+				return
+			}
+		}
+	}
+}
+
+// kvlistSum returns the wrapping sum of the attribute hashes (version ver)
+// of the entries of a validated kvlist value, and their number.
+func kvlistSum(ver HashVersion, data []byte) (sum, n uint64) {
+	rd := newReader(data, &schemaKeyValueList)
+	for {
+		f, ok, _ := rd.next()
+		if !ok {
+			return sum, n
+		}
+		if f.num != 1 {
+			continue
+		}
+		kv, _ := parseKeyValue(f.data)
+		e, _ := kv.Value()
+		sum += attrHash(ver, kv.key, e)
+		n++
+	}
 }

@@ -111,33 +111,12 @@ func hashValue2(h uint64, v Value) uint64 {
 	case ValueKindSlice:
 		n, _ := countField(v.data, &schemaArrayValue, 1)
 		h = absorb2(h, uint64(n)<<8|codeArray, nil)
-		rd := newReader(v.data, &schemaArrayValue)
-		for {
-			f, ok, _ := rd.next()
-			if !ok {
-				return h
-			}
-			if f.num == 1 {
-				var e Value
-				_ = e.merge(f.data)
-				h = hashValue2(h, e)
-			}
+		for e := range nestedElements(v.data) {
+			h = hashValue2(h, e)
 		}
+		return h
 	case ValueKindMap:
-		rd := newReader(v.data, &schemaKeyValueList)
-		var sum, n uint64
-		for {
-			f, ok, _ := rd.next()
-			if !ok {
-				break
-			}
-			if f.num == 1 {
-				kv, _ := parseKeyValue(f.data)
-				e, _ := kv.Value()
-				sum += attrHash2(kv.key, e)
-				n++
-			}
-		}
+		sum, n := kvlistSum(HashV2, v.data)
 		return fold(header2(h, n<<8|codeKVList)^sum, v2WordMul)
 	}
 	return absorb2(h, codeEmpty, nil)

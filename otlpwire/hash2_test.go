@@ -318,3 +318,16 @@ func checkHashesAgainstIteration(t *testing.T, res Resource) {
 		}
 	}
 }
+
+// Hashing arrays and kvlists allocates nothing, in both versions.
+func TestHashNestedValuesAllocateNothing(t *testing.T) {
+	r := NewResource(goldenResource(strAttr("host", "h1"), goldenKVList, goldenArray))
+	for _, ver := range []HashVersion{HashV1, HashV2} {
+		if _, err := r.HashWith(ver); err != nil {
+			t.Fatal(err)
+		}
+		if n := testing.AllocsPerRun(100, func() { _, _ = r.HashWith(ver) }); n != 0 {
+			t.Errorf("v%d: %v allocations per hash of nested values", ver, n)
+		}
+	}
+}

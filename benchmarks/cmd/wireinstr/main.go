@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/otelcol-sdp/otelcol-sdp/benchmarks/wirebench"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
@@ -36,25 +37,16 @@ func main() {
 }
 
 func run(op string, n int, sigName, encName string) error {
-	var sig otlpwire.Signal
-	switch sigName {
-	case "traces":
-		sig = otlpwire.SignalTraces
-	case "metrics":
-		sig = otlpwire.SignalMetrics
-	case "logs":
-		sig = otlpwire.SignalLogs
-	default:
+	i := slices.IndexFunc(wirebench.Signals, func(s otlpwire.Signal) bool { return s.String() == sigName })
+	if i < 0 {
 		return fmt.Errorf("unknown signal %q", sigName)
 	}
-	enc := wirebench.EncodingSDK
-	switch encName {
-	case "sdk":
-	case "pdata":
-		enc = wirebench.EncodingPdata
-	default:
+	sig := wirebench.Signals[i]
+	j := slices.IndexFunc(wirebench.Encodings, func(e wirebench.Encoding) bool { return e.String() == encName })
+	if j < 0 {
 		return fmt.Errorf("unknown encoding %q", encName)
 	}
+	enc := wirebench.Encodings[j]
 	p, err := wirebench.Generate(sig, wirebench.Shape{Resources: 10, Scopes: 1, Items: 100, Attrs: 10}, enc)
 	if err != nil {
 		return err
