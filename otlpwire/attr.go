@@ -172,11 +172,13 @@ func (l attrList) find(key string) ([]byte, Value, bool, error) {
 	for {
 		data, ok := rd.nextShort(tag)
 		if ok {
-			if k, p, code := splitShortKV(data); code != 0 {
-				if !seen && string(k) == key {
-					foundKey, found, seen = k, shortValueOf(p, code), true
+			if k, val, ok := splitKV(data); ok {
+				if p, code := shortScalar(val); code != 0 {
+					if !seen && string(k) == key {
+						foundKey, found, seen = k, shortValueOf(p, code), true
+					}
+					continue
 				}
-				continue
 			}
 		} else {
 			num, err := rd.nextField()
@@ -214,10 +216,12 @@ func (l attrList) hash(ver HashVersion) (uint64, error) {
 	for {
 		data, ok := rd.nextShort(tag)
 		if ok {
-			if k, p, code := splitShortKV(data); code != 0 {
-				sum += shortAttrHash(ver, k, p, code)
-				n++
-				continue
+			if k, val, ok := splitKV(data); ok {
+				if p, code := shortScalar(val); code != 0 {
+					sum += shortAttrHash(ver, k, p, code)
+					n++
+					continue
+				}
 			}
 		} else {
 			num, err := rd.nextField()

@@ -122,7 +122,8 @@ func hashValue2(h uint64, v Value) uint64 {
 	return absorb2(h, codeEmpty, nil)
 }
 
-// shortAttrHash is attrHash of an attribute splitShortKV split (code != 0),
+// shortAttrHash is attrHash of an attribute whose value shortScalar read
+// (code != 0),
 // computed from its payload without building a Value.
 func shortAttrHash(ver HashVersion, key, payload []byte, code uint8) uint64 {
 	if ver != HashV2 {

@@ -258,7 +258,7 @@ func TestHashVersionUnknown(t *testing.T) {
 	}
 }
 
-// The scalar fast path (splitShortKV) and the general reader must give the
+// The scalar fast path (splitKV and shortScalar) and the general reader must give the
 // same hashes and lookups: attributes written in every shape the fast path
 // takes, and the same attributes padded so that it cannot take them.
 func TestShortPathsAgreeWithGeneralReader(t *testing.T) {

@@ -20,24 +20,11 @@ type KeyValue struct {
 // its value recursively down to depth maxDepth, and returns its key (the
 // last occurrence of field 1, as pdata reads it) and decoded value.
 func parseKV(b []byte, depth int) (key []byte, v Value, err error) {
-	// Fast paths for the two shapes encoders write for short attributes,
-	// key then value (SDKs) or value then key (pdata), one-byte lengths and
-	// nothing else.
-	if len(b) >= 4 && b[1] < 0x80 {
-		if k := 2 + int(b[1]); k+2 <= len(b) && b[k+1] < 0x80 && k+2+int(b[k+1]) == len(b) {
-			switch {
-			case b[0] == 0x0a && b[k] == 0x12:
-				if err := v.mergeChecked(b[k+2:], depth); err != nil {
-					return nil, Value{}, err
-				}
-				return b[2:k], v, nil
-			case b[0] == 0x12 && b[k] == 0x0a:
-				if err := v.mergeChecked(b[2:k], depth); err != nil {
-					return nil, Value{}, err
-				}
-				return b[k+2:], v, nil
-			}
+	if k, val, ok := splitKV(b); ok {
+		if err := v.mergeChecked(val, depth); err != nil {
+			return nil, Value{}, err
 		}
+		return k, v, nil
 	}
 	rd := newReader(b, &schemaKeyValue)
 	for {
@@ -59,38 +46,39 @@ func parseKV(b []byte, depth int) (key []byte, v Value, err error) {
 	}
 }
 
-// splitShortKV recognises, without a reader, the shape encoders write for
-// short scalar attributes: key and value in either order (SDKs write the
-// key first, pdata the value), one-byte lengths, and an AnyValue holding
-// only a string with a one-byte length, a bool or int with a one-byte
-// varint, or a double. It returns the key, the AnyValue's payload (the
-// string, the varint byte, or the eight bytes of the double) and its value
-// code, or code 0 (codeEmpty) for any other shape, which parseKV reads in
-// full.
-func splitShortKV(b []byte) (key, payload []byte, code uint8) {
+// splitKV splits, without a reader, the shape encoders write for short
+// attributes: key and value in either order (SDKs write the key first,
+// pdata the value), one-byte lengths, nothing else. ok is false for any
+// other shape, which the schema reader then reads.
+func splitKV(b []byte) (key, val []byte, ok bool) {
 	if len(b) < 4 || b[1] >= 0x80 {
-		return nil, nil, 0
+		return nil, nil, false
 	}
 	k := 2 + int(b[1])
 	if k+2 > len(b) || b[k+1] >= 0x80 || k+2+int(b[k+1]) != len(b) {
-		return nil, nil, 0
+		return nil, nil, false
 	}
-	var val []byte
 	switch {
 	case b[0] == 0x0a && b[k] == 0x12:
-		key, val = b[2:k], b[k+2:]
+		return b[2:k], b[k+2:], true
 	case b[0] == 0x12 && b[k] == 0x0a:
-		key, val = b[k+2:], b[2:k]
-	default:
-		return nil, nil, 0
+		return b[k+2:], b[2:k], true
 	}
+	return nil, nil, false
+}
+
+// shortScalar recognises an AnyValue holding only a string with a one-byte
+// length, a bool with a one-byte varint, an int varint, or a double. It
+// returns the payload (the string, the varint, or the eight bytes of the
+// double) and the value code, or code 0 (codeEmpty) for anything else.
+func shortScalar(val []byte) (payload []byte, code uint8) {
 	if len(val) < 2 {
-		return nil, nil, 0
+		return nil, 0
 	}
 	switch val[0] {
 	case 0x0a:
 		if int(val[1]) == len(val)-2 {
-			return key, val[2:], codeStr
+			return val[2:], codeStr
 		}
 	case 0x18:
 		// A varint that ends exactly at the end of the value, as
@@ -98,24 +86,24 @@ func splitShortKV(b []byte) (key, payload []byte, code uint8) {
 		if len(val) <= 11 && val[len(val)-1] < 0x80 {
 			for _, c := range val[1 : len(val)-1] {
 				if c < 0x80 {
-					return nil, nil, 0
+					return nil, 0
 				}
 			}
-			return key, val[1:], codeInt
+			return val[1:], codeInt
 		}
 	case 0x10:
 		if len(val) == 2 && val[1] < 0x80 {
-			return key, val[1:], codeBool
+			return val[1:], codeBool
 		}
 	case 0x21:
 		if len(val) == 9 {
-			return key, val[1:], codeDouble
+			return val[1:], codeDouble
 		}
 	}
-	return nil, nil, 0
+	return nil, 0
 }
 
-// shortVarint decodes a varint splitShortKV has checked: the excess bits
+// shortVarint decodes a varint shortScalar has checked: the excess bits
 // of a tenth byte are dropped, as consumeVarint drops them.
 func shortVarint(b []byte) uint64 {
 	var v uint64
@@ -125,7 +113,7 @@ func shortVarint(b []byte) uint64 {
 	return v
 }
 
-// shortValueOf builds the Value of a payload splitShortKV returned.
+// shortValueOf builds the Value of a payload shortScalar returned.
 func shortValueOf(payload []byte, code uint8) Value {
 	switch code {
 	case codeStr:
@@ -136,26 +124,6 @@ func shortValueOf(payload []byte, code uint8) Value {
 		return Value{kind: ValueKindBool, num: uint64(payload[0])}
 	}
 	return Value{kind: ValueKindDouble, num: binary.LittleEndian.Uint64(payload)}
-}
-
-// shortValue decodes an AnyValue holding only a string with a one-byte
-// length, a bool or int with a one-byte varint, or a double. ok is false
-// for anything else.
-func shortValue(b []byte) (v Value, ok bool) {
-	if len(b) >= 2 && b[1] < 0x80 {
-		switch {
-		case b[0] == 0x0a && int(b[1]) == len(b)-2:
-			return Value{kind: ValueKindStr, data: b[2:]}, true
-		case len(b) == 2 && b[0] == 0x18:
-			return Value{kind: ValueKindInt, num: uint64(b[1])}, true
-		case len(b) == 2 && b[0] == 0x10:
-			return Value{kind: ValueKindBool, num: uint64(b[1])}, true
-		}
-	}
-	if len(b) == 9 && b[0] == 0x21 {
-		return Value{kind: ValueKindDouble, num: binary.LittleEndian.Uint64(b[1:])}, true
-	}
-	return Value{}, false
 }
 
 // parseKeyValue reads the key of a KeyValue already validated by parseKV.
@@ -269,8 +237,8 @@ func (v *Value) mergeChecked(b []byte, depth int) error {
 	if depth > maxDepth {
 		return malformed("AnyValue", 0, 0, errTooDeep)
 	}
-	if sv, ok := shortValue(b); ok {
-		*v = sv
+	if payload, code := shortScalar(b); code != 0 {
+		*v = shortValueOf(payload, code)
 		return nil
 	}
 	rd := newReader(b, &schemaAnyValue)
