@@ -1,7 +1,6 @@
 // Command wireinstr runs one wirebench operation n times on one generated
 // request, for counting instructions under valgrind's cachegrind, which
-// (unlike wall-clock time on a shared machine) is reproducible to a few
-// parts in a thousand:
+// (unlike wall-clock time on a shared machine) repeats to within about 2%:
 //
 //	go build -o /tmp/wireinstr ./benchmarks/cmd/wireinstr
 //	for n in 200 400; do
