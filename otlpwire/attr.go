@@ -163,6 +163,12 @@ func (l attrList) get(key string) (Value, bool, error) {
 }
 
 // find is get that also returns the key as it lies in the message.
+//
+// find, hash and hashKeys each spell out their field loop rather than share
+// a helper that takes the reader: passing &rd to a function keeps the
+// reader in memory instead of registers for the whole loop, which cost 4% to
+// 10% more instructions per request (cachegrind, wirebench's lookup and
+// hash on 10 resources of 10 attributes).
 func (l attrList) find(key string) ([]byte, Value, bool, error) {
 	rd := l.reader()
 	tag := l.attrTag()
