@@ -45,38 +45,55 @@ func mix64(z uint64) uint64 {
 
 func finishHash(sum, n uint64) uint64 { return mix64(sum + n*golden) }
 
-// hashValue appends the canonical encoding of v (step 1) to the FNV-1a
+// Value codes of the canonical encoding, shared by both versions.
+const (
+	codeEmpty = iota
+	codeStr
+	codeBool
+	codeInt
+	codeDouble
+	codeArray
+	codeKVList
+	codeBytes
+)
+
+// attrHash1 is the HashV1 hash of one attribute.
+func attrHash1(key []byte, v Value) uint64 {
+	return mix64(hashValue(fnvBytes(fnvUvarint(fnvOffset, uint64(len(key))), key), v))
+}
+
+// hashValue appends the HashV1 byte encoding of v to the FNV-1a
 // state h. v must come from a validated source (parseKV, NewValue, or a
 // value nested in one), so reading it cannot fail.
 func hashValue(h uint64, v Value) uint64 {
 	switch v.kind {
 	case ValueKindEmpty:
-		return fnvByte(h, 0)
+		return fnvByte(h, codeEmpty)
 	case ValueKindStr:
-		h = fnvUvarint(fnvByte(h, 1), uint64(len(v.data)))
+		h = fnvUvarint(fnvByte(h, codeStr), uint64(len(v.data)))
 		return fnvBytes(h, v.data)
 	case ValueKindBool:
 		b := byte(0)
 		if v.num != 0 {
 			b = 1
 		}
-		return fnvByte(fnvByte(h, 2), b)
+		return fnvByte(fnvByte(h, codeBool), b)
 	case ValueKindInt:
-		return fnvUint64(fnvByte(h, 3), v.num)
+		return fnvUint64(fnvByte(h, codeInt), v.num)
 	case ValueKindDouble:
-		return fnvUint64(fnvByte(h, 4), v.num)
+		return fnvUint64(fnvByte(h, codeDouble), v.num)
 	case ValueKindSlice:
 		n, _ := countField(v.data, &schemaArrayValue, 1)
-		h = fnvUvarint(fnvByte(h, 5), uint64(n))
+		h = fnvUvarint(fnvByte(h, codeArray), uint64(n))
 		for e := range nestedElements(v.data) {
 			h = hashValue(h, e)
 		}
 		return h
 	case ValueKindMap:
 		sum, n := kvlistSum(HashV1, v.data)
-		return fnvUint64(fnvUvarint(fnvByte(h, 6), n), sum)
+		return fnvUint64(fnvUvarint(fnvByte(h, codeKVList), n), sum)
 	case ValueKindBytes:
-		h = fnvUvarint(fnvByte(h, 7), uint64(len(v.data)))
+		h = fnvUvarint(fnvByte(h, codeBytes), uint64(len(v.data)))
 		return fnvBytes(h, v.data)
 	}
 	return h

@@ -72,18 +72,6 @@ func lastWord(b []byte) uint64 {
 	return 0
 }
 
-// Value codes of the canonical encoding, shared by both versions.
-const (
-	codeEmpty = iota
-	codeStr
-	codeBool
-	codeInt
-	codeDouble
-	codeArray
-	codeKVList
-	codeBytes
-)
-
 // attrHash2 is the HashV2 hash of one attribute.
 func attrHash2(key []byte, v Value) uint64 {
 	return mix64(hashValue2(absorb2(v2Seed, uint64(len(key))<<8, key), v))
@@ -145,11 +133,6 @@ func shortAttrHash(ver HashVersion, key, payload []byte, code uint8) uint64 {
 		h = fold(header2(h, 8<<8|codeDouble)^binary.LittleEndian.Uint64(payload), v2WordMul)
 	}
 	return mix64(h)
-}
-
-// attrHash1 is the HashV1 hash of one attribute.
-func attrHash1(key []byte, v Value) uint64 {
-	return mix64(hashValue(fnvBytes(fnvUvarint(fnvOffset, uint64(len(key))), key), v))
 }
 
 // attrHash is the hash of one attribute in version ver, which must be valid.
