@@ -2,9 +2,10 @@ package otlpwire
 
 import "iter"
 
-// The routing hash (Resource.Hash, Resource.HashKeys) is specified in the
-// package documentation, section "Routing hash"; it must not change, because
-// shard assignment depends on it (TestHashGolden, TestHashMatchesSpec).
+// HashV1, the routing hash of Resource.Hash and Resource.HashKeys, is
+// specified in the package documentation, section "Routing hash"; its values
+// must not change, because shard assignment depends on them (TestHashGolden,
+// TestHashMatchesSpec). HashV2 is in hash2.go.
 
 const (
 	fnvOffset = 0xcbf29ce484222325
