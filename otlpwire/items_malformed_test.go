@@ -382,3 +382,31 @@ func TestRepeatedScalarsMixed(t *testing.T) {
 		}
 	}
 }
+
+// Scale and bucket offsets are sint32. A varint longer than 32 bits is
+// decoded as pdata decodes it: shifted as a whole, then cut to 32 bits, so
+// its bit 32 becomes the result's bit 31 (FuzzMetrics found the difference).
+func TestSint32FromOversizedVarints(t *testing.T) {
+	for _, v := range []uint64{
+		0, 1, 2, 0xfffffffe, 0xffffffff,
+		1 << 32, 1<<32 | 1, 1<<33 | 6, 0x1_2345_6789, 0xffff_ffff_ffff_ffff, 0x8000_0000_0000_0001,
+	} {
+		var dp pb
+		dp.varintAlways(6, v)
+		dp.msg(8, func(q *pb) { q.varintAlways(1, v) })
+		b := wrapMetric(10, func() []byte { var e pb; e.bytesAlways(1, dp.b); return e.b }())
+		req := pmetricotlp.NewExportRequest()
+		if err := req.UnmarshalProto(b); err != nil {
+			t.Fatal(err)
+		}
+		want := req.Metrics().ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).
+			ExponentialHistogram().DataPoints().At(0)
+		pts := collect(t, firstMetric(t, b).ExponentialHistogramDataPoints())
+		if got := must(pts[0].Scale())(t); got != want.Scale() {
+			t.Errorf("varint %#x: Scale = %d, pdata %d", v, got, want.Scale())
+		}
+		if got := must(pts[0].Positive().Offset())(t); got != want.Positive().Offset() {
+			t.Errorf("varint %#x: Offset = %d, pdata %d", v, got, want.Positive().Offset())
+		}
+	}
+}

@@ -409,10 +409,11 @@ func (p ExponentialHistogramDataPoint) Scale() (int32, error) {
 	return unzigzag32(v), err
 }
 
-// unzigzag32 decodes an sint32 the way pdata does: from the low 32 bits.
+// unzigzag32 decodes an sint32 the way pdata does: it shifts the whole
+// varint right before keeping the low 32 bits, so bit 32 of a varint longer
+// than an sint32 needs lands in bit 31 of the result.
 func unzigzag32(v uint64) int32 {
-	u := uint32(v)
-	return int32(u>>1) ^ -int32(u&1)
+	return int32(uint32(v>>1) ^ -uint32(v&1))
 }
 
 // ZeroCount returns the count of observations in the zero bucket.
