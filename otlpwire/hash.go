@@ -1,7 +1,5 @@
 package otlpwire
 
-import "iter"
-
 // HashV1, the routing hash of Resource.Hash and Resource.HashKeys, is
 // specified in the package documentation, section "Routing hash"; its values
 // must not change, because shard assignment depends on them (TestHashGolden,
@@ -86,7 +84,7 @@ func hashValue(h uint64, v Value) uint64 {
 	case ValueKindSlice:
 		n, _ := countField(v.data, &schemaArrayValue, 1)
 		h = fnvUvarint(fnvByte(h, codeArray), uint64(n))
-		for e := range nestedElements(v.data) {
+		for e := range v.Slice() {
 			h = hashValue(h, e)
 		}
 		return h
@@ -98,28 +96,6 @@ func hashValue(h uint64, v Value) uint64 {
 		return fnvBytes(h, v.data)
 	}
 	return h
-}
-
-// nestedElements iterates over the elements of an array value that was
-// validated when it was read, so reading it cannot fail.
-func nestedElements(data []byte) iter.Seq[Value] {
-	return func(yield func(Value) bool) {
-		rd := newReader(data, &schemaArrayValue)
-		for {
-			f, ok, _ := rd.next()
-			if !ok {
-				return
-			}
-			if f.num != 1 {
-				continue
-			}
-			var e Value
-			_ = e.merge(f.data)
-			if !yield(e) {
-				return
-			}
-		}
-	}
 }
 
 // kvlistSum returns the wrapping sum of the attribute hashes (version ver)

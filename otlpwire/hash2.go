@@ -99,7 +99,7 @@ func hashValue2(h uint64, v Value) uint64 {
 	case ValueKindSlice:
 		n, _ := countField(v.data, &schemaArrayValue, 1)
 		h = absorb2(h, uint64(n)<<8|codeArray, nil)
-		for e := range nestedElements(v.data) {
+		for e := range v.Slice() {
 			h = hashValue2(h, e)
 		}
 		return h
