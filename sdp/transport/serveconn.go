@@ -65,19 +65,11 @@ func isSDPError(err error) bool {
 
 func (s *Server) serveConn(conn net.Conn) {
 	defer s.wg.Done()
-	evicted := false
 	defer func() {
 		conn.Close()
 		s.mu.Lock()
-		if st := s.conns[conn]; st != nil {
-			delete(s.conns, conn)
-		} else {
-			evicted = true
-		}
+		delete(s.conns, conn)
 		s.mu.Unlock()
-		if evicted {
-			s.stats.evicted.Add(1)
-		}
 	}()
 	log := s.logger().With(zap.String("local", conn.LocalAddr().String()), zap.String("remote", conn.RemoteAddr().String()))
 	err := s.serveFrames(conn, &log)

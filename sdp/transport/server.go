@@ -284,6 +284,9 @@ func (s *Server) evictOldestWaitingLocked() bool {
 		return false
 	}
 	delete(s.conns, oldest)
+	// Counted before the close, so that Stats already shows the eviction
+	// when the evicted peer sees its connection end.
+	s.stats.evicted.Add(1)
 	oldest.Close()
 	return true
 }
