@@ -33,28 +33,6 @@ func TestHashV2Golden(t *testing.T) {
 	}
 }
 
-func goldenKVList(q *pb) {
-	q.str(1, "m")
-	q.msg(2, func(r *pb) {
-		r.msg(6, func(s *pb) {
-			s.msg(1, strAttr("a", "1"))
-			s.msg(1, intAttr("b", 2))
-		})
-	})
-}
-
-func goldenArray(q *pb) {
-	q.str(1, "arr")
-	q.msg(2, func(r *pb) {
-		r.msg(5, func(s *pb) {
-			s.msg(1, func(e *pb) { e.varintAlways(2, 1) })
-			s.msg(1, func(e *pb) { e.fixed64Always(4, math.Float64bits(2.5)) })
-			s.msg(1, func(e *pb) { e.bytesAlways(7, []byte{0, 1}) })
-			s.msg(1, func(*pb) {})
-		})
-	})
-}
-
 // specV2 is HashV2 written from the package documentation alone, byte by
 // byte and without the package's helpers, to check the implementation
 // against its description.

@@ -26,30 +26,34 @@ func intAttr(k string, v int64) func(*pb) {
 	return func(q *pb) { q.str(1, k); q.msg(2, func(r *pb) { r.varintAlways(3, uint64(v)) }) }
 }
 
+// goldenKVList and goldenArray are the nested attributes of the golden
+// resources of every hash version.
+func goldenKVList(q *pb) {
+	q.str(1, "m")
+	q.msg(2, func(r *pb) {
+		r.msg(6, func(s *pb) {
+			s.msg(1, strAttr("a", "1"))
+			s.msg(1, intAttr("b", 2))
+		})
+	})
+}
+
+func goldenArray(q *pb) {
+	q.str(1, "arr")
+	q.msg(2, func(r *pb) {
+		r.msg(5, func(s *pb) {
+			s.msg(1, func(e *pb) { e.varintAlways(2, 1) })
+			s.msg(1, func(e *pb) { e.fixed64Always(4, math.Float64bits(2.5)) })
+			s.msg(1, func(e *pb) { e.bytesAlways(7, []byte{0, 1}) })
+			s.msg(1, func(*pb) {})
+		})
+	})
+}
+
 // TestHashGolden pins the routing hash: shard assignment depends on it, so
 // a change here breaks every deployment that upgrades. Never update these
 // values; add a new, versioned hash instead.
 func TestHashGolden(t *testing.T) {
-	kvlist := func(q *pb) {
-		q.str(1, "m")
-		q.msg(2, func(r *pb) {
-			r.msg(6, func(s *pb) {
-				s.msg(1, strAttr("a", "1"))
-				s.msg(1, intAttr("b", 2))
-			})
-		})
-	}
-	array := func(q *pb) {
-		q.str(1, "arr")
-		q.msg(2, func(r *pb) {
-			r.msg(5, func(s *pb) {
-				s.msg(1, func(e *pb) { e.varintAlways(2, 1) })
-				s.msg(1, func(e *pb) { e.fixed64Always(4, math.Float64bits(2.5)) })
-				s.msg(1, func(e *pb) { e.bytesAlways(7, []byte{0, 1}) })
-				s.msg(1, func(*pb) {})
-			})
-		})
-	}
 	cases := []struct {
 		name string
 		b    []byte
@@ -58,7 +62,7 @@ func TestHashGolden(t *testing.T) {
 		{"empty", goldenResource(), 0x0},
 		{"service.name", goldenResource(strAttr("service.name", "checkout")), 0x1cbdd042083b3343},
 		{"two", goldenResource(strAttr("service.name", "checkout"), intAttr("pid", 42)), 0x8a93cb8cc64b7323},
-		{"nested", goldenResource(strAttr("host", "h1"), kvlist, array), 0x115914a7369eb197},
+		{"nested", goldenResource(strAttr("host", "h1"), goldenKVList, goldenArray), 0x115914a7369eb197},
 	}
 	for _, c := range cases {
 		h, err := NewResource(c.b).Hash()
