@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
-	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
 
 // TestDefaultAnswersOKOnlyAfterAck: with the default configuration a batch
@@ -79,50 +78,12 @@ func TestAcksArePipelinedAcrossRequests(t *testing.T) {
 	}
 }
 
-// startBatchingSidecar serves endpoint with a bare SDP reader that holds
-// its Acks until it has read want frames, then acknowledges all of them at
-// once and each later frame on its own.
+// startBatchingSidecar serves endpoint with serveRawFrames: it holds its
+// Acks until it has read want frames, then acknowledges all of them at once
+// and each later frame on its own.
 func startBatchingSidecar(t *testing.T, endpoint string, want uint64) {
 	t.Helper()
-	l, err := transport.Listen(endpoint)
-	require.NoError(t, err)
-	var conns sync.WaitGroup
-	conns.Add(1)
-	go func() {
-		defer conns.Done()
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			go func() {
-				defer conns.Done()
-				defer conn.Close()
-				r := sdp.NewReader(conn, sdp.DefaultMaxFrameSize)
-				if _, _, err := r.Next(); err != nil { // Hello
-					return
-				}
-				var f sdp.ResourceFrame
-				for {
-					_, payload, err := r.Next()
-					if err != nil || f.DecodePayload(payload) != nil {
-						return
-					}
-					if f.Sequence < want {
-						continue
-					}
-					ack := sdp.Ack{Sequence: f.Sequence, Status: sdp.AckAccepted}
-					b, _ := ack.AppendFrame(nil)
-					if _, err := conn.Write(b); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		conns.Wait()
+	serveRawFrames(t, endpoint, func(f *sdp.ResourceFrame) (sdp.Ack, bool) {
+		return sdp.Ack{Sequence: f.Sequence, Status: sdp.AckAccepted}, f.Sequence >= want
 	})
 }

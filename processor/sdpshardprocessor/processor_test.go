@@ -582,15 +582,14 @@ func TestRejectedMultiPartBatchDoesNotWedgeTheClient(t *testing.T) {
 	}
 }
 
-// startRawSidecar serves endpoint with a bare SDP reader on a real socket:
-// it answers each frame whose sequence is at most rejectUpTo with a reject
-// Ack and never answers the others. It returns the count of frames read.
-func startRawSidecar(t *testing.T, endpoint string, rejectUpTo uint64) (framesRead func() int) {
+// serveRawFrames serves endpoint with a bare SDP reader on a real socket:
+// after each connection's Hello it hands every frame to answer, from one
+// goroutine per connection, and writes the Ack answer returns, if any.
+// Connections are closed when the test ends.
+func serveRawFrames(t *testing.T, endpoint string, answer func(f *sdp.ResourceFrame) (sdp.Ack, bool)) {
 	t.Helper()
 	l, err := transport.Listen(endpoint)
 	require.NoError(t, err)
-	var mu sync.Mutex
-	read := 0
 	var conns sync.WaitGroup
 	stop := make(chan struct{})
 	conns.Add(1)
@@ -615,15 +614,13 @@ func startRawSidecar(t *testing.T, endpoint string, rejectUpTo uint64) (framesRe
 					if err != nil || f.DecodePayload(payload) != nil {
 						return
 					}
-					mu.Lock()
-					read++
-					mu.Unlock()
-					if f.Sequence <= rejectUpTo {
-						ack := sdp.Ack{Sequence: f.Sequence, Status: sdp.AckRejected, Detail: "test sidecar rejects"}
-						b, _ := ack.AppendFrame(nil)
-						if _, err := conn.Write(b); err != nil {
-							return
-						}
+					ack, ok := answer(&f)
+					if !ok {
+						continue
+					}
+					b, _ := ack.AppendFrame(nil)
+					if _, err := conn.Write(b); err != nil {
+						return
 					}
 				}
 			}()
@@ -633,6 +630,21 @@ func startRawSidecar(t *testing.T, endpoint string, rejectUpTo uint64) (framesRe
 		l.Close()
 		close(stop)
 		conns.Wait()
+	})
+}
+
+// startRawSidecar serves endpoint with serveRawFrames: it answers each
+// frame whose sequence is at most rejectUpTo with a reject Ack and never
+// answers the others. It returns the count of frames read.
+func startRawSidecar(t *testing.T, endpoint string, rejectUpTo uint64) (framesRead func() int) {
+	t.Helper()
+	var mu sync.Mutex
+	read := 0
+	serveRawFrames(t, endpoint, func(f *sdp.ResourceFrame) (sdp.Ack, bool) {
+		mu.Lock()
+		read++
+		mu.Unlock()
+		return sdp.Ack{Sequence: f.Sequence, Status: sdp.AckRejected, Detail: "test sidecar rejects"}, f.Sequence <= rejectUpTo
 	})
 	return func() int {
 		mu.Lock()
