@@ -80,3 +80,18 @@ func manifestOutput(manifest []byte) (name, output string, err error) {
 	}
 	return m.Dist.Name, filepath.Clean(m.Dist.OutputPath), nil
 }
+
+// BuildFloor builds the floor server (cmd/otlpfloor) of this module into
+// dir with goTool, with the release build's settings (Makefile), and returns
+// the binary. The Go build cache makes a rebuild cheap.
+func BuildFloor(goTool, dir string, log io.Writer) (string, error) {
+	bin := filepath.Join(dir, "otlpfloor")
+	cmd := exec.Command(goTool, "build", "-trimpath", "-ldflags=-s -w", "-o", bin,
+		"github.com/otelcol-sdp/otelcol-sdp/benchmarks/e2e/cmd/otlpfloor")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("building the floor server: %w", err)
+	}
+	return bin, nil
+}

@@ -86,22 +86,32 @@ Error: failed to get config: cannot unmarshal the configuration: decoding failed
 func TestCompare(t *testing.T) {
 	tee := Scenario{Name: "tee", Expect: []string{DestSink, DestSidecars}}
 	divert := Scenario{Name: "divert", Expect: []string{DestSidecars}}
+	floor := Scenario{Name: "floor", Expect: []string{DestFloor}}
 	for _, tc := range []struct {
-		s              Scenario
-		sink, sidecars int64
-		final, ok      bool
+		s                     Scenario
+		sink, sidecars, floor int64
+		final, ok             bool
+		done                  bool // every expected destination has all 100
 	}{
-		{tee, 100, 100, true, true},
-		{tee, 100, 99, true, false},   // one lost
-		{tee, 99, 100, false, true},   // still arriving
-		{tee, 100, 101, false, false}, // a duplicate fails at once
-		{divert, 0, 100, true, true},
-		{divert, 1, 100, true, false}, // divert leaked to the sink
-		{divert, 1, 50, false, false},
+		{tee, 100, 100, 0, true, true, true},
+		{tee, 100, 99, 0, true, false, false},   // one lost
+		{tee, 99, 100, 0, false, true, false},   // still arriving
+		{tee, 100, 101, 0, false, false, false}, // a duplicate fails at once
+		{tee, 100, 100, 1, true, false, true},   // nothing may reach a destination it does not expect
+		{divert, 0, 100, 0, true, true, true},
+		{divert, 1, 100, 0, true, false, true}, // divert leaked to the sink
+		{divert, 1, 50, 0, false, false, false},
+		{floor, 0, 0, 100, true, true, true},
+		{floor, 0, 0, 99, true, false, false},
+		{floor, 0, 0, 99, false, true, false},
+		{floor, 1, 0, 100, true, false, true},
 	} {
-		err := compare(tc.s, 100, tc.sink, tc.sidecars, tc.final)
-		if (err == nil) != tc.ok {
-			t.Errorf("%s sink=%d sidecars=%d final=%v: %v", tc.s.Name, tc.sink, tc.sidecars, tc.final, err)
+		got := arrived{tc.sink, tc.sidecars, tc.floor}
+		if err := compare(tc.s, 100, got, tc.final); (err == nil) != tc.ok {
+			t.Errorf("%s %v final=%v: %v", tc.s.Name, got, tc.final, err)
+		}
+		if done := complete(tc.s, 100, got); done != tc.done {
+			t.Errorf("%s %v: complete = %v, want %v", tc.s.Name, got, done, tc.done)
 		}
 	}
 }

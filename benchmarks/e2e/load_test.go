@@ -3,8 +3,11 @@ package e2ebench
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,16 +16,102 @@ import (
 
 func TestPayloads(t *testing.T) {
 	for _, signal := range Signals {
-		p, err := NewPayload(signal, Shape{Resources: 3, ItemsPerResource: 7})
+		small, err := NewPayload(signal, Shape{Resources: 3, ItemsPerResource: 7})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Items != 21 || len(p.Bytes) == 0 {
-			t.Errorf("%s: %d items, %d bytes", signal, p.Items, len(p.Bytes))
+		sdk, err := NewPayload(signal, Shape{Resources: 3, ItemsPerResource: 7, Kind: PayloadSDK})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if small.Items != 21 || sdk.Items != 21 || len(small.Bytes) == 0 {
+			t.Errorf("%s: %d and %d items, %d bytes", signal, small.Items, sdk.Items, len(small.Bytes))
+		}
+		// The SDK-shaped items are the realistic, bigger ones: hundreds of
+		// bytes an item where the small ones are a few dozen to 200.
+		perItem := len(sdk.Bytes) / sdk.Items
+		if perItem < 300 || len(sdk.Bytes) < 2*len(small.Bytes) {
+			t.Errorf("%s: sdk payload %d B/item (%d bytes) vs small %d bytes", signal, perItem, len(sdk.Bytes), len(small.Bytes))
+		}
+		t.Logf("%s: small %d B/item, sdk %d B/item", signal, len(small.Bytes)/small.Items, perItem)
+	}
+	if _, err := NewPayload("profiles", Shape{Resources: 1, ItemsPerResource: 1}); err == nil {
+		t.Error("unknown signal: no error")
+	}
+	if _, err := NewPayload("traces", Shape{Resources: 1, ItemsPerResource: 1, Kind: "huge"}); err == nil {
+		t.Error("unknown payload kind: no error")
+	}
+}
+
+// The floor server counts every item the load generator sends, over both
+// protocols, compressed or not, and writes what it counted to its stats
+// file; it stops when its context ends.
+func TestLoadIntoFloor(t *testing.T) {
+	ports, err := freePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := FloorConfig{
+		GRPCEndpoint:  "127.0.0.1:" + strconv.Itoa(ports[0]),
+		HTTPEndpoint:  "127.0.0.1:" + strconv.Itoa(ports[1]),
+		StatsFile:     filepath.Join(t.TempDir(), "floor.json"),
+		StatsInterval: 10 * time.Millisecond,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- ServeFloor(ctx, cfg) }()
+	for _, ep := range []string{cfg.GRPCEndpoint, cfg.HTTPEndpoint} {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			c, err := net.Dial("tcp", ep)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal(err)
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	if _, err := NewPayload("profiles", Shape{1, 1}); err == nil {
-		t.Error("unknown signal: no error")
+	want := map[string]int64{}
+	for _, signal := range Signals {
+		p, err := NewPayload(signal, Shape{Resources: 2, ItemsPerResource: 5, Kind: PayloadSDK})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, proto := range Protocols {
+			for _, compression := range []string{"", "gzip"} {
+				ep := cfg.GRPCEndpoint
+				if proto == "http" {
+					ep = cfg.HTTPEndpoint
+				}
+				res, err := Load{Protocol: proto, Endpoint: ep, Payload: p, Clients: 2, Requests: 7, Compression: compression}.Run(context.Background())
+				if err != nil {
+					t.Fatalf("%s %s %q: %v", signal, proto, compression, err)
+				}
+				want[signal] += res.Items
+			}
+		}
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFloorStats(cfg.StatsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, signal := range Signals {
+		if want[signal] != 2*2*7*10 || got.Items[signal] != want[signal] {
+			t.Errorf("%s: floor counted %d, sent %d", signal, got.Items[signal], want[signal])
+		}
+	}
+	if got.Errors != 0 {
+		t.Errorf("floor errors: %d", got.Errors)
+	}
+	if _, err := (Load{Protocol: "grpc", Endpoint: cfg.GRPCEndpoint, Clients: 1, Compression: "zstd"}).newSender(); err == nil {
+		t.Error("unknown compression: no error")
 	}
 }
 

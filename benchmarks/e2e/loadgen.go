@@ -2,6 +2,7 @@ package e2ebench
 
 import (
 	"bytes"
+	stdgzip "compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/status"
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/sidecar"
@@ -37,6 +39,9 @@ type Load struct {
 	Endpoint string // host:port of the Collector's receiver for Protocol
 	Payload  Payload
 	Clients  int // concurrent clients, each with its own connection
+	// Compression of every request: "" (none) or "gzip". gRPC clients
+	// compress each message; HTTP clients send a body compressed once.
+	Compression string
 	// Requests to send; when Duration is set, clients instead send until it
 	// has passed (Requests is then ignored).
 	Requests int
@@ -131,24 +136,55 @@ func sendWithRetry(ctx context.Context, s sender, retries *atomic.Int64) error {
 }
 
 func (l Load) newSender() (sender, error) {
+	switch l.Compression {
+	case "", "gzip":
+	default:
+		return nil, fmt.Errorf("unknown compression %q (none or gzip)", l.Compression)
+	}
 	switch l.Protocol {
 	case "grpc":
+		callOpts := []grpc.CallOption{grpc.ForceCodecV2(sidecar.RawCodec{})}
+		if l.Compression == "gzip" {
+			callOpts = append(callOpts, grpc.UseCompressor(gzip.Name))
+		}
 		conn, err := grpc.NewClient(l.Endpoint,
 			grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithDefaultCallOptions(grpc.ForceCodecV2(sidecar.RawCodec{})))
+			grpc.WithDefaultCallOptions(callOpts...))
 		if err != nil {
 			return nil, err
 		}
 		return &grpcSender{conn: conn, method: grpcMethods[l.Payload.Signal], payload: l.Payload.Bytes}, nil
 	case "http":
+		body, encoding := l.Payload.Bytes, ""
+		if l.Compression == "gzip" {
+			var err error
+			if body, err = gzipped(body); err != nil {
+				return nil, err
+			}
+			encoding = "gzip"
+		}
 		return &httpSender{
 			// One connection per client, like one exporter each.
-			client:  &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}},
-			url:     "http://" + l.Endpoint + httpPaths[l.Payload.Signal],
-			payload: l.Payload.Bytes,
+			client:   &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}},
+			url:      "http://" + l.Endpoint + httpPaths[l.Payload.Signal],
+			payload:  body,
+			encoding: encoding,
 		}, nil
 	}
 	return nil, fmt.Errorf("unknown protocol %q", l.Protocol)
+}
+
+// gzipped compresses b at gzip's default level, as OTLP exporters do.
+func gzipped(b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := stdgzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 type grpcSender struct {
@@ -170,9 +206,10 @@ func (s *grpcSender) send(ctx context.Context) (bool, error) {
 func (s *grpcSender) close() { s.conn.Close() }
 
 type httpSender struct {
-	client  *http.Client
-	url     string
-	payload []byte
+	client   *http.Client
+	url      string
+	payload  []byte
+	encoding string // Content-Encoding of payload, "" for none
 }
 
 func (s *httpSender) send(ctx context.Context) (bool, error) {
@@ -181,6 +218,9 @@ func (s *httpSender) send(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	req.Header.Set("Content-Type", "application/x-protobuf")
+	if s.encoding != "" {
+		req.Header.Set("Content-Encoding", s.encoding)
+	}
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return false, err

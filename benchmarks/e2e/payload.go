@@ -21,10 +21,26 @@ var (
 	Protocols = []string{"grpc", "http"}
 )
 
+// Payload kinds: how big and how rich each item is.
+const (
+	// PayloadSmall items carry 5 attributes and nothing else (about 200
+	// bytes a span): the harness's historical payload, cheap to decode.
+	PayloadSmall = "small"
+	// PayloadSDK items look like what instrumented services export (about
+	// 1 KB a span): semantic-convention attributes with realistic values,
+	// span events and links, status messages, log bodies of a sentence or
+	// two, histograms among the metrics.
+	PayloadSDK = "sdk"
+)
+
+// PayloadKinds lists the payload kinds, for flag validation.
+var PayloadKinds = []string{PayloadSmall, PayloadSDK}
+
 // Shape is the fixed shape of every request the load generator sends.
 type Shape struct {
-	Resources        int // resources per request, each with its own service.name
-	ItemsPerResource int // spans, data points or log records per resource
+	Resources        int    // resources per request, each with its own service.name
+	ItemsPerResource int    // spans, data points or log records per resource
+	Kind             string // PayloadSmall ("" too) or PayloadSDK
 }
 
 // Items is the number of items in one request.
@@ -44,13 +60,33 @@ func NewPayload(signal string, shape Shape) (Payload, error) {
 		b   []byte
 		err error
 	)
+	sdk := false
+	switch shape.Kind {
+	case "", PayloadSmall:
+	case PayloadSDK:
+		sdk = true
+	default:
+		return Payload{}, fmt.Errorf("unknown payload kind %q", shape.Kind)
+	}
 	switch signal {
 	case "traces":
-		b, err = ptraceotlp.NewExportRequestFromTraces(buildTraces(shape)).MarshalProto()
+		td := buildTraces(shape)
+		if sdk {
+			td = buildSDKTraces(shape)
+		}
+		b, err = ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
 	case "metrics":
-		b, err = pmetricotlp.NewExportRequestFromMetrics(buildMetrics(shape)).MarshalProto()
+		md := buildMetrics(shape)
+		if sdk {
+			md = buildSDKMetrics(shape)
+		}
+		b, err = pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
 	case "logs":
-		b, err = plogotlp.NewExportRequestFromLogs(buildLogs(shape)).MarshalProto()
+		ld := buildLogs(shape)
+		if sdk {
+			ld = buildSDKLogs(shape)
+		}
+		b, err = plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
 	default:
 		return Payload{}, fmt.Errorf("unknown signal %q", signal)
 	}

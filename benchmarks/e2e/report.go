@@ -21,11 +21,21 @@ type Row struct {
 	CPUCollector float64
 	CPUSidecars  float64
 	CPUTotal     float64
+	// CPUTotalMin and CPUTotalMax are the range of the per-round sums.
+	CPUTotalMin, CPUTotalMax float64
 	// Ratio is CPUTotal over the baseline's CPUTotal for the same signal and
-	// protocol; 0 when there is no baseline figure.
-	Ratio float64
-	// PeakRSSMB is the Collector's peak resident set, in MiB.
-	PeakRSSMB float64
+	// protocol; 0 when there is no baseline figure. RatioMin and RatioMax
+	// pair the rounds: round i of this case over round i of the baseline.
+	Ratio, RatioMin, RatioMax float64
+	// FloorRatio is CPUTotal over the floor's CPUTotal for the same signal
+	// and protocol (0 without a floor figure), with its paired range.
+	FloorRatio, FloorRatioMin, FloorRatioMax float64
+	// PeakRSSMB is the Collector's peak resident set, in MiB; SidecarsRSSMB
+	// the sum of its sidecars' peaks.
+	PeakRSSMB     float64
+	SidecarsRSSMB float64
+	// totals are the per-round sums, in round order, for the paired ratios.
+	totals []float64
 	// StartupExcluded is false when the CPU time of startup and warm-up
 	// could not be subtracted (see cpuSampler).
 	StartupExcluded bool
@@ -71,9 +81,9 @@ func perMillion(u Usage, items int64) float64 {
 }
 
 // Aggregate turns measurements into rows, in report order: by signal, then
-// protocol, then scenario in the order of scenarios. baseline names the
-// scenario the ratios are taken against ("" for none).
-func Aggregate(ms []Measurement, scenarios []string, baseline string) []Row {
+// protocol, then scenario in the order of scenarios. baseline and floor name
+// the scenarios the ratios are taken against ("" for none).
+func Aggregate(ms []Measurement, scenarios []string, baseline, floor string) []Row {
 	type key struct{ scenario, signal, protocol string }
 	groups := map[key][]Measurement{}
 	for _, m := range ms {
@@ -88,7 +98,7 @@ func Aggregate(ms []Measurement, scenarios []string, baseline string) []Row {
 				if len(g) == 0 {
 					continue
 				}
-				var rate, coll, side, total, rss []float64
+				var rate, coll, side, total, rss, sideRSS []float64
 				excluded := true
 				for _, m := range g {
 					rate = append(rate, float64(m.Items)/m.Elapsed.Seconds())
@@ -96,60 +106,88 @@ func Aggregate(ms []Measurement, scenarios []string, baseline string) []Row {
 					side = append(side, perMillion(m.Sidecars, m.Items))
 					total = append(total, perMillion(m.Collector.Add(m.Sidecars), m.Items))
 					rss = append(rss, float64(m.Collector.PeakRSS)/(1<<20))
+					sideRSS = append(sideRSS, float64(m.Sidecars.PeakRSS)/(1<<20))
 					excluded = excluded && m.StartupExcluded
 				}
 				rows = append(rows, Row{
 					Scenario: scenario, Signal: signal, Protocol: protocol, Rounds: len(g),
 					ItemsPerSec: median(rate), CPUCollector: median(coll), CPUSidecars: median(side),
-					CPUTotal: median(total), PeakRSSMB: median(rss), StartupExcluded: excluded,
+					CPUTotal: median(total), CPUTotalMin: slices.Min(total), CPUTotalMax: slices.Max(total),
+					PeakRSSMB: median(rss), SidecarsRSSMB: median(sideRSS), StartupExcluded: excluded, totals: total,
 				})
 			}
 		}
 	}
-	base := map[[2]string]float64{}
-	for _, r := range rows {
-		if r.Scenario == baseline {
-			base[[2]string{r.Signal, r.Protocol}] = r.CPUTotal
-		}
-	}
-	for i, r := range rows {
-		if b := base[[2]string{r.Signal, r.Protocol}]; b > 0 {
-			rows[i].Ratio = r.CPUTotal / b
-		}
+	for i := range rows {
+		rows[i].Ratio, rows[i].RatioMin, rows[i].RatioMax = ratioTo(rows, rows[i], baseline)
+		rows[i].FloorRatio, rows[i].FloorRatioMin, rows[i].FloorRatioMax = ratioTo(rows, rows[i], floor)
 	}
 	return rows
+}
+
+// ratioTo is r's total CPU over that of the reference scenario for the same
+// signal and protocol: the ratio of the medians, and the range of the ratios
+// of rounds paired in order (round i of r over round i of the reference,
+// which ran right beside it). Zeros when there is no reference figure.
+func ratioTo(rows []Row, r Row, reference string) (ratio, lo, hi float64) {
+	if reference == "" {
+		return 0, 0, 0
+	}
+	i := slices.IndexFunc(rows, func(x Row) bool {
+		return x.Scenario == reference && x.Signal == r.Signal && x.Protocol == r.Protocol
+	})
+	if i < 0 || rows[i].CPUTotal <= 0 {
+		return 0, 0, 0
+	}
+	ref := rows[i]
+	ratio = r.CPUTotal / ref.CPUTotal
+	lo, hi = ratio, ratio
+	for k := range min(len(r.totals), len(ref.totals)) {
+		if ref.totals[k] <= 0 {
+			continue
+		}
+		x := r.totals[k] / ref.totals[k]
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return ratio, lo, hi
 }
 
 // WriteMarkdown writes the report table, then the scenarios that were not
 // available and the failures.
 func WriteMarkdown(w io.Writer, rows []Row, unavailable []Unavailable, failures []Failure) error {
 	var b strings.Builder
-	b.WriteString("| scenario | signal | proto | items/s | CPU s/M items: collector | sidecars | total | ratio to plain | peak RSS MB |\n")
-	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| scenario | signal | proto | items/s | CPU s/M items: collector | sidecars | total (min–max) | vs plain (min–max) | vs floor (min–max) | peak RSS MB: collector | sidecars |\n")
+	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	footnote := false
 	for _, r := range rows {
-		ratio := "–"
-		if r.Ratio > 0 {
-			ratio = fmt.Sprintf("%.2fx", r.Ratio)
-		}
 		mark := ""
 		if !r.StartupExcluded {
 			mark, footnote = "*", true
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f%s | %.2f | %.2f | %s | %.0f |\n",
-			r.Scenario, r.Signal, r.Protocol, thousands(r.ItemsPerSec), r.CPUCollector, mark, r.CPUSidecars, r.CPUTotal, ratio, r.PeakRSSMB)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f%s | %.2f | %.2f (%.2f–%.2f) | %s | %s | %.0f | %.0f |\n",
+			r.Scenario, r.Signal, r.Protocol, thousands(r.ItemsPerSec), r.CPUCollector, mark, r.CPUSidecars,
+			r.CPUTotal, r.CPUTotalMin, r.CPUTotalMax, ratioCell(r.Ratio, r.RatioMin, r.RatioMax),
+			ratioCell(r.FloorRatio, r.FloorRatioMin, r.FloorRatioMax), r.PeakRSSMB, r.SidecarsRSSMB)
 	}
 	for _, u := range unavailable {
-		fmt.Fprintf(&b, "| %s | all | all | not available: %s | | | | | |\n", u.Scenario, escapeCell(u.Reason))
+		fmt.Fprintf(&b, "| %s | all | all | not available: %s | | | | | | | |\n", u.Scenario, escapeCell(u.Reason))
 	}
 	for _, f := range failures {
-		fmt.Fprintf(&b, "| %s | | | FAILED (round %d): %s | | | | | |\n", f.Case, f.Round, escapeCell(f.Err.Error()))
+		fmt.Fprintf(&b, "| %s | | | FAILED (round %d): %s | | | | | | | |\n", f.Case, f.Round, escapeCell(f.Err.Error()))
 	}
 	if footnote {
 		b.WriteString("\n\\* startup and warm-up CPU included: this system offers no way to read a running process's CPU time.\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// ratioCell formats a ratio with its range, or a dash without one.
+func ratioCell(ratio, lo, hi float64) string {
+	if ratio <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2fx (%.2f–%.2f)", ratio, lo, hi)
 }
 
 // thousands formats a rate as an integer with comma separators.

@@ -58,19 +58,23 @@ func TestAggregate(t *testing.T) {
 		measurement("divert", "logs", "http", M, time.Second, time.Second, time.Second, 20),
 		// metrics over gRPC comes before logs in the report.
 		measurement("plain", "metrics", "grpc", M, time.Second, time.Second, 0, 20),
+		// The floor: 2, 2, 3 s per M items, median 2.
+		measurement("floor", "traces", "grpc", M, time.Second, 2*time.Second, 0, 10),
+		measurement("floor", "traces", "grpc", M, time.Second, 2*time.Second, 0, 10),
+		measurement("floor", "traces", "grpc", M, time.Second, 3*time.Second, 0, 10),
 	}
 	ms[7].StartupExcluded = false
-	rows := Aggregate(ms, []string{"plain", "divert"}, "plain")
-	if len(rows) != 4 {
+	rows := Aggregate(ms, []string{"plain", "floor", "divert"}, "plain", "floor")
+	if len(rows) != 5 {
 		t.Fatalf("%d rows: %+v", len(rows), rows)
 	}
-	order := []string{"plain traces grpc", "divert traces grpc", "plain metrics grpc", "divert logs http"}
+	order := []string{"plain traces grpc", "floor traces grpc", "divert traces grpc", "plain metrics grpc", "divert logs http"}
 	for i, r := range rows {
 		if got := r.Scenario + " " + r.Signal + " " + r.Protocol; got != order[i] {
 			t.Errorf("row %d is %q, want %q", i, got, order[i])
 		}
 	}
-	plain, divert := rows[0], rows[1]
+	plain, floor, divert := rows[0], rows[1], rows[2]
 	near := func(name string, got, want float64) {
 		t.Helper()
 		if math.Abs(got-want) > 1e-9 {
@@ -86,18 +90,54 @@ func TestAggregate(t *testing.T) {
 	near("divert sidecars", divert.CPUSidecars, 1)
 	near("divert total", divert.CPUTotal, 3)
 	near("divert ratio", divert.Ratio, 0.6)
-	if rows[3].Ratio != 0 {
-		t.Errorf("a row without a baseline has ratio %v", rows[3].Ratio)
+	// Rounds are paired in order: divert 2, 5, 3 over plain 4, 6, 5.
+	near("divert ratio min", divert.RatioMin, 0.5)
+	near("divert ratio max", divert.RatioMax, 5.0/6)
+	near("divert total min", divert.CPUTotalMin, 2)
+	near("divert total max", divert.CPUTotalMax, 5)
+	near("divert sidecars RSS", divert.SidecarsRSSMB, 10)
+	// Against the floor: medians 3 over 2; rounds 2/2, 5/2, 3/3.
+	near("floor CPU", floor.CPUTotal, 2)
+	near("floor vs plain", floor.Ratio, 0.4)
+	near("divert vs floor", divert.FloorRatio, 1.5)
+	near("divert vs floor min", divert.FloorRatioMin, 1)
+	near("divert vs floor max", divert.FloorRatioMax, 2.5)
+	near("plain vs floor", plain.FloorRatio, 2.5)
+	if rows[4].Ratio != 0 || rows[4].FloorRatio != 0 || rows[3].FloorRatio != 0 {
+		t.Errorf("rows without a reference have ratios %v, %v, %v", rows[4].Ratio, rows[4].FloorRatio, rows[3].FloorRatio)
 	}
-	if !plain.StartupExcluded || rows[2].StartupExcluded {
-		t.Errorf("StartupExcluded: %v, %v", plain.StartupExcluded, rows[2].StartupExcluded)
+	if !plain.StartupExcluded || rows[3].StartupExcluded {
+		t.Errorf("StartupExcluded: %v, %v", plain.StartupExcluded, rows[3].StartupExcluded)
+	}
+
+	var b strings.Builder
+	targets := []Target{
+		{Scenario: "divert", Reference: "floor", Measure: "cpu", Max: 1.5},
+		{Scenario: "divert", Reference: "plain", Measure: "cpu", Max: 0.5},
+		{Scenario: "divert", Reference: "plain", Measure: "rss", Max: 1},
+		{Scenario: "absent", Reference: "plain", Measure: "cpu", Max: 1},
+	}
+	if err := WriteTargets(&b, rows, targets); err != nil {
+		t.Fatal(err)
+	}
+	wantTargets := `| target | signal | proto | median (min–max) | goal | holds |
+|---|---|---|--:|--:|---|
+| divert cpu vs floor | traces | grpc | 1.50x (1.00–2.50) | ≤ 1.50x | yes |
+| divert cpu vs plain | traces | grpc | 0.60x (0.50–0.83) | ≤ 0.50x | **no** |
+| divert rss vs plain | traces | grpc | 0.60x (0.60–0.60) | ≤ 1.00x | yes |
+`
+	if b.String() != wantTargets {
+		t.Errorf("targets: got\n%s\nwant\n%s", b.String(), wantTargets)
+	}
+	if err := WriteTargets(&b, rows, []Target{{Scenario: "divert", Reference: "plain", Measure: "p99"}}); err == nil {
+		t.Error("unknown measure: no error")
 	}
 }
 
 func TestWriteMarkdown(t *testing.T) {
 	rows := []Row{
-		{Scenario: "plain", Signal: "traces", Protocol: "grpc", Rounds: 3, ItemsPerSec: 1234567.4, CPUCollector: 4, CPUTotal: 4, Ratio: 1, PeakRSSMB: 48.6, StartupExcluded: true},
-		{Scenario: "pdata-divert", Signal: "traces", Protocol: "grpc", Rounds: 3, ItemsPerSec: 999.5, CPUCollector: 3.456, CPUSidecars: 1.5, CPUTotal: 4.956, Ratio: 1.239, PeakRSSMB: 52},
+		{Scenario: "plain", Signal: "traces", Protocol: "grpc", Rounds: 3, ItemsPerSec: 1234567.4, CPUCollector: 4, CPUTotal: 4, CPUTotalMin: 3.9, CPUTotalMax: 4.2, Ratio: 1, RatioMin: 1, RatioMax: 1, FloorRatio: 2, FloorRatioMin: 1.9, FloorRatioMax: 2.1, PeakRSSMB: 48.6, StartupExcluded: true},
+		{Scenario: "pdata-divert", Signal: "traces", Protocol: "grpc", Rounds: 3, ItemsPerSec: 999.5, CPUCollector: 3.456, CPUSidecars: 1.5, CPUTotal: 4.956, CPUTotalMin: 4.5, CPUTotalMax: 5, Ratio: 1.239, RatioMin: 1.1, RatioMax: 1.3, PeakRSSMB: 52, SidecarsRSSMB: 20.4},
 		{Scenario: "x", Signal: "logs", Protocol: "http", ItemsPerSec: 10, StartupExcluded: true},
 	}
 	var b strings.Builder
@@ -107,13 +147,13 @@ func TestWriteMarkdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `| scenario | signal | proto | items/s | CPU s/M items: collector | sidecars | total | ratio to plain | peak RSS MB |
-|---|---|---|--:|--:|--:|--:|--:|--:|
-| plain | traces | grpc | 1,234,567 | 4.00 | 0.00 | 4.00 | 1.00x | 49 |
-| pdata-divert | traces | grpc | 1,000 | 3.46* | 1.50 | 4.96 | 1.24x | 52 |
-| x | logs | http | 10 | 0.00 | 0.00 | 0.00 | – | 0 |
-| predecode-tee | all | all | not available: unknown type: "wirestage" second \| line | | | | | |
-| pdata-tee/logs/http | | | FAILED (round 2): sidecars received 99 items, want exactly 100 | | | | | |
+	want := `| scenario | signal | proto | items/s | CPU s/M items: collector | sidecars | total (min–max) | vs plain (min–max) | vs floor (min–max) | peak RSS MB: collector | sidecars |
+|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|
+| plain | traces | grpc | 1,234,567 | 4.00 | 0.00 | 4.00 (3.90–4.20) | 1.00x (1.00–1.00) | 2.00x (1.90–2.10) | 49 | 0 |
+| pdata-divert | traces | grpc | 1,000 | 3.46* | 1.50 | 4.96 (4.50–5.00) | 1.24x (1.10–1.30) | – | 52 | 20 |
+| x | logs | http | 10 | 0.00 | 0.00 | 0.00 (0.00–0.00) | – | – | 0 | 0 |
+| predecode-tee | all | all | not available: unknown type: "wirestage" second \| line | | | | | | | |
+| pdata-tee/logs/http | | | FAILED (round 2): sidecars received 99 items, want exactly 100 | | | | | | | |
 
 \* startup and warm-up CPU included: this system offers no way to read a running process's CPU time.
 `

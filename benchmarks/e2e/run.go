@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -26,6 +27,8 @@ type Options struct {
 	Items      int // items each case measures (rounded up to whole requests)
 	Warmup     int // requests sent before the measurement, not measured
 	Clients    int // concurrent clients
+	// Compression of the requests: "" (none) or "gzip".
+	Compression string
 	// Settle bounds the wait, after the last request was answered, for every
 	// item to reach its destinations.
 	Settle   time.Duration
@@ -75,7 +78,8 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 	var (
 		procs      []*process // sidecars, then the Collector
 		statsFiles []string
-		env        = []string{"BENCH_SINK_ENDPOINT=" + sink.Endpoint()}
+		floorStats = filepath.Join(dir, "floor.json")
+		env        = []string{"BENCH_SINK_ENDPOINT=" + sink.Endpoint(), "BENCH_FLOOR_STATS_FILE=" + floorStats}
 	)
 	defer func() {
 		for _, p := range procs {
@@ -136,8 +140,8 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 	if c.Protocol == "http" {
 		endpoint = httpEndpoint
 	}
-	load := Load{Protocol: c.Protocol, Endpoint: endpoint, Payload: payload, Clients: o.Clients}
-	counts := deliveryCounter{sink: sink, statsFiles: statsFiles, signal: c.Signal}
+	load := Load{Protocol: c.Protocol, Endpoint: endpoint, Payload: payload, Clients: o.Clients, Compression: o.Compression}
+	counts := deliveryCounter{sink: sink, statsFiles: statsFiles, floorStats: floorStats, signal: c.Signal}
 
 	// Warm up (connections, pools, the Go heap), let it arrive, then take the
 	// CPU already used so that startup and warm-up are not charged to the run.
@@ -208,55 +212,68 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 	return m, nil
 }
 
-// deliveryCounter reads how many items of a signal reached the sink and the
-// sidecars.
+// deliveryCounter reads how many items of a signal reached each destination:
+// the sink, the sidecars and the floor server.
 type deliveryCounter struct {
 	sink       *Sink
 	statsFiles []string
+	floorStats string
 	signal     string
 }
 
-func (d deliveryCounter) counts() (sink, sidecars int64, err error) {
+// arrived is how many items reached each destination, indexed like
+// destinations.
+type arrived [3]int64
+
+func (a arrived) of(dest string) int64 { return a[slices.Index(destinations, dest)] }
+
+func (d deliveryCounter) counts() (arrived, error) {
+	var sidecars int64
 	for _, path := range d.statsFiles {
 		b, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return 0, 0, err
+			return arrived{}, err
 		}
 		var stats sidecar.Stats
 		if err := json.Unmarshal(b, &stats); err != nil {
-			return 0, 0, fmt.Errorf("%s: %w", path, err)
+			return arrived{}, fmt.Errorf("%s: %w", path, err)
 		}
 		sidecars += int64(stats.Totals[d.signal].Items)
 	}
-	return d.sink.Items(d.signal), sidecars, nil
+	floor, err := ReadFloorStats(d.floorStats)
+	if err != nil {
+		return arrived{}, err
+	}
+	return arrived{d.sink.Items(d.signal), sidecars, floor.Items[d.signal]}, nil
 }
 
 // wait polls until every expected destination has want items and returns
 // when that happened. It fails at once when a destination gets more than
 // want (or anything it should not get), and after settle without progress.
 func (d deliveryCounter) wait(ctx context.Context, s Scenario, want int64, settle time.Duration) (time.Time, error) {
-	var last [2]int64
+	var last arrived
 	progress := time.Now()
 	for {
-		sink, sidecars, err := d.counts()
+		got, err := d.counts()
 		if err != nil {
 			return time.Time{}, err
 		}
 		now := time.Now()
-		if err := compare(s, want, sink, sidecars, false); err != nil {
+		if err := compare(s, want, got, false); err != nil {
 			return now, err
 		}
-		if (!s.Expects(DestSink) || sink == want) && (!s.Expects(DestSidecars) || sidecars == want) {
+		if complete(s, want, got) {
 			return now, nil
 		}
-		if cur := [2]int64{sink, sidecars}; cur != last {
-			last, progress = cur, now
+		if got != last {
+			last, progress = got, now
 		}
 		if now.Sub(progress) > settle {
-			return now, fmt.Errorf("items stopped arriving short of %d sent: sink %d, sidecars %d", want, sink, sidecars)
+			return now, fmt.Errorf("items stopped arriving short of %d sent: sink %d, sidecars %d, floor %d",
+				want, got.of(DestSink), got.of(DestSidecars), got.of(DestFloor))
 		}
 		select {
 		case <-ctx.Done():
@@ -266,31 +283,43 @@ func (d deliveryCounter) wait(ctx context.Context, s Scenario, want int64, settl
 	}
 }
 
+// complete reports whether every destination s expects has want items.
+func complete(s Scenario, want int64, got arrived) bool {
+	for _, dest := range s.Expect {
+		if got.of(dest) != want {
+			return false
+		}
+	}
+	return true
+}
+
 // check compares the final counts, after every process stopped, with want.
 func (d deliveryCounter) check(s Scenario, want int64) error {
-	sink, sidecars, err := d.counts()
+	got, err := d.counts()
 	if err != nil {
 		return err
 	}
 	if n := d.sink.Errors(); n > 0 {
 		return fmt.Errorf("the sink could not read %d requests", n)
 	}
-	return compare(s, want, sink, sidecars, true)
+	if floor, err := ReadFloorStats(d.floorStats); err != nil {
+		return err
+	} else if floor.Errors > 0 {
+		return fmt.Errorf("the floor server could not read %d requests", floor.Errors)
+	}
+	return compare(s, want, got, true)
 }
 
 // compare checks the counts of the destinations against want; before the
 // end (final false) a count short of want is not an error yet.
-func compare(s Scenario, want, sink, sidecars int64, final bool) error {
-	for _, d := range []struct {
-		dest string
-		got  int64
-	}{{DestSink, sink}, {DestSidecars, sidecars}} {
+func compare(s Scenario, want int64, got arrived, final bool) error {
+	for i, dest := range destinations {
 		expect := int64(0)
-		if s.Expects(d.dest) {
+		if s.Expects(dest) {
 			expect = want
 		}
-		if d.got > expect || (final && d.got != expect) {
-			return fmt.Errorf("%s: %s received %d items, want exactly %d (sent %d)", s.Name, d.dest, d.got, expect, want)
+		if got[i] > expect || (final && got[i] != expect) {
+			return fmt.Errorf("%s: %s received %d items, want exactly %d (sent %d)", s.Name, dest, got[i], expect, want)
 		}
 	}
 	return nil

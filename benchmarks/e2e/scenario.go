@@ -16,13 +16,17 @@ import (
 const (
 	DestSink     = "sink"     // the harness's OTLP sink, behind the Collector's exporter
 	DestSidecars = "sidecars" // the sdp-sidecar processes, in count mode
+	DestFloor    = "floor"    // the floor server itself (configs/floor.yaml)
 )
+
+// destinations lists every destination, in the order counts are reported.
+var destinations = []string{DestSink, DestSidecars, DestFloor}
 
 // Scenario is one system under test: a Collector configuration file in
 // configs/, run with one binary, with a number of sidecars. Everything the
 // harness needs to know about it is in the comment header of the file:
 //
-//	# bench-binary: otelcol-sdp      (a key of the harness's binaries: plain or otelcol-sdp)
+//	# bench-binary: otelcol-sdp      (a key of the harness's binaries: plain, otelcol-sdp or floor)
 //	# bench-sidecars: 2              (sdp-sidecar processes to start; 0 when absent)
 //	# bench-expect: sink,sidecars    (where every item must arrive exactly once)
 //	# bench-baseline: true           (the scenario the others are compared with)
@@ -110,8 +114,8 @@ func ParseScenario(path string, b []byte) (Scenario, error) {
 		case "bench-expect":
 			for _, d := range strings.Split(value, ",") {
 				d = strings.TrimSpace(d)
-				if d != DestSink && d != DestSidecars {
-					err = fmt.Errorf("unknown destination %q (sink or sidecars)", d)
+				if !slices.Contains(destinations, d) {
+					err = fmt.Errorf("unknown destination %q (sink, sidecars or floor)", d)
 					break
 				}
 				s.Expect = append(s.Expect, d)

@@ -51,8 +51,8 @@ func TestParseScenarioErrors(t *testing.T) {
 }
 
 // The scenarios shipped in configs/ parse, plain is the one baseline and
-// comes first, and every scenario that forwards to sidecars names their
-// endpoints.
+// comes first, every scenario that forwards to sidecars names their
+// endpoints, and the floor is the harness's server, not a Collector.
 func TestLoadScenariosRepository(t *testing.T) {
 	ss, err := LoadScenarios("configs")
 	if err != nil {
@@ -65,6 +65,12 @@ func TestLoadScenariosRepository(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if s.Binary == FloorBinary {
+			if !slices.Equal(s.Expect, []string{DestFloor}) || s.Sidecars != 0 || s.Baseline {
+				t.Errorf("%s: the floor scenario is %+v", s.Path, s)
+			}
+			continue
+		}
 		for i := range s.Sidecars {
 			if v := "BENCH_SHARD" + string(rune('0'+i)) + "_ENDPOINT"; !strings.Contains(string(b), v) {
 				t.Errorf("%s: has %d sidecars but does not use %s", s.Path, s.Sidecars, v)
@@ -76,9 +82,9 @@ func TestLoadScenariosRepository(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"plain",
+	want := []string{"plain", "floor",
 		"pdata-divert-nowait", "pdata-divert", "pdata-tee-nowait", "pdata-tee",
-		"predecode-divert-nowait", "predecode-divert", "predecode-tee-nowait", "predecode-tee"}
+		"predecode-divert-nowait", "predecode-divert", "predecode-tee-nowait", "predecode-tee", "predecode-wirecount"}
 	if !slices.Equal(names, want) {
 		t.Errorf("scenarios %v, want %v", names, want)
 	}

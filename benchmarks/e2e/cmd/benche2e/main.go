@@ -38,6 +38,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		collector = fs.String("collector", "bin/otelcol-sdp", "otelcol-sdp binary")
 		sidecar   = fs.String("sidecar", "bin/sdp-sidecar", "sdp-sidecar binary")
 		plain     = fs.String("plain", "", "plain Collector binary (default: build -plain-manifest with -ocb into -cache)")
+		floor     = fs.String("floor", "", "floor server binary (default: build benchmarks/e2e/cmd/otlpfloor with -go)")
 		ocb       = fs.String("ocb", ".tools/bin/builder", "ocb binary, to build the plain Collector")
 		manifest  = fs.String("plain-manifest", "benchmarks/e2e/plain-builder-config.yaml", "ocb manifest of the plain Collector")
 		cache     = fs.String("cache", defaultCache(), "where the plain Collector is built")
@@ -48,6 +49,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		clients   = fs.Int("clients", 4, "concurrent clients, one connection each")
 		resources = fs.Int("resources", 10, "resources per request")
 		perRes    = fs.Int("items-per-resource", 10, "spans, data points or log records per resource")
+		payload   = fs.String("payload", e2ebench.PayloadSmall, "item shape: small (5 attributes) or sdk (instrumented-service output, about 1 KB a span)")
+		compress  = fs.String("compression", "none", "request compression: none or gzip")
 		rounds    = fs.Int("rounds", 3, "rounds; the report shows medians")
 		settle    = fs.Duration("settle", 30*time.Second, "how long items may stop arriving before a case fails")
 		out       = fs.String("out", "", "also write the report (Markdown) to this file")
@@ -64,13 +67,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := bench(ctx, stdout, stderr, benchArgs{
-		configs: *configs, only: split(*only), collector: *collector, sidecar: *sidecar, plain: *plain,
+		configs: *configs, only: split(*only), collector: *collector, sidecar: *sidecar, plain: *plain, floor: *floor,
 		ocb: *ocb, manifest: *manifest, cache: *cache, out: *out, profile: *profile, profSecs: *profSecs,
 		goTool: *goTool, rounds: *rounds, cmdline: strings.Join(append([]string{"benche2e"}, args...), " "),
 		opts: e2ebench.Options{
 			Sidecar: *sidecar, Signals: split(*signals), Protocols: split(*protocols),
-			Shape: e2ebench.Shape{Resources: *resources, ItemsPerResource: *perRes},
-			Items: *items, Warmup: *warmup, Clients: *clients, Settle: *settle, Progress: stderr,
+			Shape: e2ebench.Shape{Resources: *resources, ItemsPerResource: *perRes, Kind: *payload},
+			Items: *items, Warmup: *warmup, Clients: *clients, Compression: compression(*compress), Settle: *settle, Progress: stderr,
 		},
 	}); err != nil {
 		fmt.Fprintln(stderr, "benche2e:", err)
@@ -80,10 +83,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 type benchArgs struct {
-	configs, collector, sidecar, plain, ocb, manifest, cache, out, profile, goTool, cmdline string
-	only                                                                                    []string
-	profSecs, rounds                                                                        int
-	opts                                                                                    e2ebench.Options
+	configs, collector, sidecar, plain, floor, ocb, manifest, cache, out, profile, goTool, cmdline string
+	only                                                                                           []string
+	profSecs, rounds                                                                               int
+	opts                                                                                           e2ebench.Options
 }
 
 func bench(ctx context.Context, stdout, stderr io.Writer, a benchArgs) error {
@@ -93,7 +96,7 @@ func bench(ctx context.Context, stdout, stderr io.Writer, a benchArgs) error {
 	}
 	var scenarios []e2ebench.Scenario
 	for _, s := range all {
-		if len(a.only) == 0 || slices.Contains(a.only, s.Name) || s.Baseline {
+		if len(a.only) == 0 || slices.Contains(a.only, s.Name) || s.Baseline || s.Binary == e2ebench.FloorBinary {
 			scenarios = append(scenarios, s)
 		}
 	}
@@ -113,10 +116,16 @@ func bench(ctx context.Context, stdout, stderr io.Writer, a benchArgs) error {
 			return err
 		}
 	}
-	a.opts.Collectors = map[string]string{"plain": plain, "otelcol-sdp": a.collector}
 	if a.opts.WorkDir, err = os.MkdirTemp("", "sdpb"); err != nil {
 		return err
 	}
+	floor := a.floor
+	if floor == "" {
+		if floor, err = e2ebench.BuildFloor(a.goTool, a.opts.WorkDir, stderr); err != nil {
+			return err
+		}
+	}
+	a.opts.Collectors = map[string]string{"plain": plain, "otelcol-sdp": a.collector, e2ebench.FloorBinary: floor}
 	// Kept when a case failed: it holds the processes' logs and stats files.
 	keep := false
 	defer func() {
@@ -133,19 +142,29 @@ func bench(ctx context.Context, stdout, stderr io.Writer, a benchArgs) error {
 	}
 	plan := e2ebench.Plan{Options: a.opts, Scenarios: available, Rounds: a.rounds}
 	started := time.Now().UTC()
+	loadBefore := e2ebench.LoadAverage()
 	ms, failures, runErr := plan.Run(ctx)
+	loadAfter := e2ebench.LoadAverage()
 
 	names := make([]string, len(available))
-	baseline := ""
+	baseline, floorName := "", ""
 	for i, s := range available {
 		names[i] = s.Name
 		if s.Baseline {
 			baseline = s.Name
 		}
+		if s.Binary == e2ebench.FloorBinary {
+			floorName = s.Name
+		}
 	}
 	var report bytes.Buffer
-	writeHeader(&report, a, started)
-	if err := e2ebench.WriteMarkdown(&report, e2ebench.Aggregate(ms, names, baseline), unavailable, failures); err != nil {
+	writeHeader(&report, a, started, loadBefore, loadAfter)
+	rows := e2ebench.Aggregate(ms, names, baseline, floorName)
+	if err := e2ebench.WriteMarkdown(&report, rows, unavailable, failures); err != nil {
+		return err
+	}
+	report.WriteString("\n")
+	if err := e2ebench.WriteTargets(&report, rows, e2ebench.DefaultTargets(baseline, floorName)); err != nil {
 		return err
 	}
 	for _, spec := range split(a.profile) {
@@ -185,6 +204,10 @@ func checkValues(a benchArgs) error {
 		return errors.New("-items, -warmup and -clients must be at least 1")
 	case o.Shape.Resources < 1 || o.Shape.ItemsPerResource < 1:
 		return errors.New("-resources and -items-per-resource must be at least 1")
+	case !slices.Contains(e2ebench.PayloadKinds, o.Shape.Kind):
+		return fmt.Errorf("-payload: unknown kind %q (want one of %s)", o.Shape.Kind, strings.Join(e2ebench.PayloadKinds, ", "))
+	case o.Compression != "" && o.Compression != "gzip":
+		return fmt.Errorf("-compression: unknown %q (want none or gzip)", o.Compression)
 	}
 	for _, s := range o.Signals {
 		if !slices.Contains(e2ebench.Signals, s) {
@@ -216,12 +239,25 @@ func profileCase(ctx context.Context, plan e2ebench.Plan, available []e2ebench.S
 	return plan.Profile(ctx, e2ebench.Case{Scenario: available[i], Signal: parts[1], Protocol: parts[2]}, a.profSecs, path, a.goTool)
 }
 
-func writeHeader(w io.Writer, a benchArgs, started time.Time) {
+func writeHeader(w io.Writer, a benchArgs, started time.Time, loadBefore, loadAfter string) {
 	o := a.opts
 	fmt.Fprintf(w, "benche2e, %s: %s/%s, %d CPUs%s, %s\n", started.Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), runtime.Version())
 	fmt.Fprintf(w, "command: %s\n", a.cmdline)
-	fmt.Fprintf(w, "load: %d items per case in requests of %d resources x %d items, %d clients, %d warm-up requests; %d round(s), medians\n\n",
-		o.Items, o.Shape.Resources, o.Shape.ItemsPerResource, o.Clients, o.Warmup, a.rounds)
+	fmt.Fprintf(w, "machine load average (1, 5, 15 min): %s before, %s after the rounds\n", loadBefore, loadAfter)
+	compression := o.Compression
+	if compression == "" {
+		compression = "none"
+	}
+	fmt.Fprintf(w, "load: %d items per case in requests of %d resources x %d items (%s payload, compression %s), %d clients, %d warm-up requests; %d round(s), medians with min–max\n\n",
+		o.Items, o.Shape.Resources, o.Shape.ItemsPerResource, o.Shape.Kind, compression, o.Clients, o.Warmup, a.rounds)
+}
+
+// compression maps the -compression flag to Options.Compression.
+func compression(flag string) string {
+	if flag == "none" {
+		return ""
+	}
+	return flag
 }
 
 // cpuModel names the processor where the system says it portably enough:
