@@ -30,8 +30,8 @@ func forEachPayload(t *testing.T, fn func(t *testing.T, p Payload)) {
 	}
 }
 
-// The floors answer what otlpwire and pdata answer, on every payload.
-func TestFloorsAgree(t *testing.T) {
+// The hand walks answer what otlpwire and pdata answer, on every payload.
+func TestHandWalksAgree(t *testing.T) {
 	forEachPayload(t, func(t *testing.T, p Payload) {
 		want := p.Shape.ItemCount()
 		if got, err := otlpwire.NewRequest(p.Signal, p.Bytes).ItemCount(); err != nil || got != want {
@@ -48,12 +48,12 @@ func TestFloorsAgree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fn, fsize, err := FloorResources(p.Bytes)
+		fn, fsize, err := HandResources(p.Bytes)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if wn != p.Shape.Resources || fn != wn || fsize != wsize {
-			t.Fatalf("resources: otlpwire %d (%d B), floor %d (%d B), want %d", wn, wsize, fn, fsize, p.Shape.Resources)
+			t.Fatalf("resources: otlpwire %d (%d B), hand walk %d (%d B), want %d", wn, wsize, fn, fsize, p.Shape.Resources)
 		}
 
 		wt, wf, err := WireLookup(p.Signal, p.Bytes, LookupKey)
@@ -65,10 +65,10 @@ func TestFloorsAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		if wf != p.Shape.Resources || ff != wf || ft != wt || wt == 0 {
-			t.Fatalf("lookup %q: otlpwire %d values (%d B), floor %d (%d B)", LookupKey, wf, wt, ff, ft)
+			t.Fatalf("lookup %q: otlpwire %d values (%d B), hand walk %d (%d B)", LookupKey, wf, wt, ff, ft)
 		}
 		if _, ff, _ := WalkLookup(p.Bytes, "absent.key"); ff != 0 {
-			t.Fatalf("floor found an absent key %d times", ff)
+			t.Fatalf("hand walk found an absent key %d times", ff)
 		}
 
 		// Split and cut keep every item and every resource.
@@ -83,7 +83,7 @@ func TestFloorsAgree(t *testing.T) {
 	})
 }
 
-// The values each floor finds are the values otlpwire finds, resource by
+// The values each hand walk finds are the values otlpwire finds, resource by
 // resource.
 func TestLookupValuesAgree(t *testing.T) {
 	p := testCache.Get(otlpwire.SignalLogs, Shape{Resources: 4, Scopes: 1, Items: 2, Attrs: 10}, EncodingSDK)
@@ -107,7 +107,7 @@ func TestLookupValuesAgree(t *testing.T) {
 			}
 			fv, fok, err := LookupString(raw, key)
 			if err != nil || !fok || string(fv) != v.Str() {
-				t.Fatalf("floor %q = %q %v %v; otlpwire %q", key, fv, fok, err, v.Str())
+				t.Fatalf("hand walk %q = %q %v %v; otlpwire %q", key, fv, fok, err, v.Str())
 			}
 		}
 		i++
@@ -180,16 +180,16 @@ func TestHashInputsAgree(t *testing.T) {
 	}
 }
 
-// The floors reject what they cannot walk instead of panicking or reading
+// The hand walks reject what they cannot walk instead of panicking or reading
 // out of bounds: every truncation of a request is an error or a smaller
 // answer.
-func TestFloorsOnTruncatedInput(t *testing.T) {
+func TestHandWalksOnTruncatedInput(t *testing.T) {
 	p := testCache.Get(otlpwire.SignalMetrics, Shape{Resources: 2, Scopes: 1, Items: 3, Attrs: 3}, EncodingPdata)
 	errs := 0
 	for n := range len(p.Bytes) {
 		b := p.Bytes[:n]
 		_, err1 := WalkCount(p.Signal, b)
-		_, _, err2 := FloorResources(b)
+		_, _, err2 := HandResources(b)
 		_, _, err3 := WalkLookup(b, LookupKey)
 		if err1 != nil && err2 != nil && err3 != nil {
 			errs++

@@ -84,7 +84,7 @@ func split(sig otlpwire.Signal, p []byte) func() error {
 }
 
 // opsFor returns the implementations of one operation on one payload:
-// otlpwire first, then the floors and pdata.
+// otlpwire first, then the hand walks and pdata.
 func opsFor(op string, p Payload) []struct {
 	impl string
 	fn   func() error
@@ -100,7 +100,7 @@ func opsFor(op string, p Payload) []struct {
 	case "resources":
 		return []impl{
 			{"otlpwire", func() error { n, _, err := WireResources(sig, b); sink += n; return err }},
-			{"walk", func() error { n, _, err := FloorResources(b); sink += n; return err }},
+			{"walk", func() error { n, _, err := HandResources(b); sink += n; return err }},
 		}
 	case "lookup":
 		return []impl{

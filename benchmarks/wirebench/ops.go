@@ -28,15 +28,15 @@ func WireResources(sig otlpwire.Signal, b []byte) (n, size int, err error) {
 	return n, size, nil
 }
 
-// FloorResources is WireResources with the hand-written walk.
-func FloorResources(b []byte) (n, size int, err error) {
+// HandResources is WireResources with the hand-written walk.
+func HandResources(b []byte) (n, size int, err error) {
 	err = WalkResources(b, func(rx []byte) { n++; size += len(rx) })
 	return n, size, err
 }
 
 // WireLookup looks key up in every resource of a request with otlpwire and
 // returns the total length of the string values found and how many
-// resources had the key (WalkLookup is the floor).
+// resources had the key (WalkLookup is the hand-walk reference).
 func WireLookup(sig otlpwire.Signal, b []byte, key string) (total, found int, err error) {
 	for rd, err := range otlpwire.NewRequest(sig, b).Resources() {
 		if err != nil {

@@ -59,7 +59,7 @@ func run(op string, n int, sigName, encName string) error {
 		"count":          func() (uint64, error) { n, err := otlpwire.NewRequest(sig, b).ItemCount(); return uint64(n), err },
 		"walk-count":     func() (uint64, error) { n, err := wirebench.WalkCount(sig, b); return uint64(n), err },
 		"resources":      func() (uint64, error) { n, _, err := wirebench.WireResources(sig, b); return uint64(n), err },
-		"walk-resources": func() (uint64, error) { n, _, err := wirebench.FloorResources(b); return uint64(n), err },
+		"walk-resources": func() (uint64, error) { n, _, err := wirebench.HandResources(b); return uint64(n), err },
 		"lookup": func() (uint64, error) {
 			n, _, err := wirebench.WireLookup(sig, b, wirebench.LookupKey)
 			return uint64(n), err

@@ -8,15 +8,17 @@ import (
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
 
-// The floors: the least work a correct program can do to answer the same
-// question, written by hand over google.golang.org/protobuf/encoding/protowire.
-// They read tags and lengths and descend only into the fields they need; they
-// check that every tag, varint and length is well formed and in bounds (so
-// they never panic) but not wire types of known fields, merge rules, the
-// deprecated field 1000 of a ResourceX, or anything they skip. otlpwire does
-// all of that, so the floors are lower bounds, not equals.
+// The hand walks: a minimal reference for each question, written by hand over
+// google.golang.org/protobuf/encoding/protowire the way an adopter would
+// without a library. They read tags and lengths and descend only into the
+// fields they need; they check that every tag, varint and length is well
+// formed and in bounds (so they never panic) but not wire types of known
+// fields, merge rules, the deprecated field 1000 of a ResourceX, or anything
+// they skip. otlpwire checks all of that and still runs at or below their
+// cost (benchmarks/RESULTS.md), so they are references, not floors: they were
+// called floors until the library beat them.
 
-// errWalk is returned by the floors on bytes they cannot walk.
+// errWalk is returned by the hand walks on bytes they cannot walk.
 var errWalk = errors.New("wirebench: malformed protobuf")
 
 // field reads one field of b: its number, its payload for length-delimited
@@ -129,7 +131,7 @@ func walkMetrics(scope []byte) (int, error) {
 }
 
 // WalkResources calls fn with the bytes of every ResourceX of an export
-// request (field 1), the floor of resource iteration.
+// request (field 1), the reference of resource iteration.
 func WalkResources(b []byte, fn func(resourceX []byte)) error {
 	for len(b) > 0 {
 		num, res, m := field(b)
@@ -209,7 +211,7 @@ func ResourceOf(resourceX []byte) ([]byte, error) {
 }
 
 // WalkLookup looks key up in the resource of every ResourceX of an export
-// request with the floors above and returns the total length of the string
+// request with the hand walks above and returns the total length of the string
 // values found and how many resources had the key.
 func WalkLookup(b []byte, key string) (total, found int, err error) {
 	for len(b) > 0 {
