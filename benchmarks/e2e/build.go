@@ -24,6 +24,11 @@ func BuildPlain(ocb, manifest, cacheDir string, log io.Writer) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// ocb runs in the cache directory: a relative path to it (the -ocb
+	// default) would be taken relative to that directory.
+	if ocb, err = filepath.Abs(ocb); err != nil {
+		return "", err
+	}
 	name, output, err := manifestOutput(b)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", manifest, err)
