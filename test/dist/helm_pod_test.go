@@ -55,6 +55,12 @@ func TestHelmPodPassesRestrictedInEveryMode(t *testing.T) {
 			for _, problem := range restrictedViolations(pod) {
 				t.Errorf("fails the restricted Pod Security Standard: %s", problem)
 			}
+			// Not part of the standard, but promised by the README.
+			for _, c := range append(slices.Clone(pod.Containers), pod.InitContainers...) {
+				if !isTrue(c.SecurityContext.ReadOnlyRootFilesystem) {
+					t.Errorf("container %s: readOnlyRootFilesystem is not true", c.Name)
+				}
+			}
 		})
 	}
 }
