@@ -266,9 +266,11 @@ bench-e2e: build $(OCB_STAMP)
 	$(GO) run ./benchmarks/e2e/cmd/benche2e -collector $(COLLECTOR) -sidecar $(SIDECAR) -ocb $(OCB) $(BENCH_E2E_ARGS)
 
 ## demo: build everything, start two sidecars and the Collector, send traces, metrics and logs, print the report
+# DEMO_ARGS adds flags, e.g. DEMO_ARGS='-report demo-report.txt' writes the table to a file.
+DEMO_ARGS ?=
 .PHONY: demo
 demo: build $(TELEMETRYGEN_STAMP)
-	$(GO) run ./cmd/sdp-demo -collector $(COLLECTOR) -sidecar $(SIDECAR) -telemetrygen $(TELEMETRYGEN) -config examples/gateway.yaml
+	$(GO) run ./cmd/sdp-demo -collector $(COLLECTOR) -sidecar $(SIDECAR) -telemetrygen $(TELEMETRYGEN) -config examples/gateway.yaml $(DEMO_ARGS)
 
 ## lint: gofmt and go vet over both modules
 .PHONY: lint
