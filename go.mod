@@ -4,6 +4,11 @@ go 1.26.8
 
 require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage v0.165.0
+	// Off the v0.165.0 train, on purpose: the module proxy refuses pdatautil
+	// v0.162.0 and later (403). Only benchmarks/wirebench imports it, as the
+	// contrib baseline of the routing hash benchmark; no component and not the
+	// distribution (cmd/otelcol-sdp/go.mod) depends on it. test/dist's
+	// TestOneReleaseTrain keeps it the only exception.
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatautil v0.161.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/component v1.71.0

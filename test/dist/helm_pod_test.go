@@ -3,128 +3,140 @@
 package dist
 
 import (
-	"bytes"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"text/template"
 
 	"github.com/otelcol-sdp/otelcol-sdp/test/testbin"
 )
 
-// renderChartTemplate renders a value the chart passes through `tpl` (its
-// extraContainers, initContainers and volumes) with the subset of Helm's
-// template language the values use: .Values, .Chart and `default`.
-func renderChartTemplate(t *testing.T, text string, values helmValues, appVersion string) string {
+// readValuesMap reads deploy/helm/values.yaml as the generic values Helm merges.
+func readValuesMap(t *testing.T) map[string]any {
 	t.Helper()
-	funcs := template.FuncMap{
-		// Helm's default: the fallback when the piped value is empty.
-		"default": func(fallback, v any) any {
-			if s, ok := v.(string); v == nil || (ok && s == "") {
-				return fallback
+	var values map[string]any
+	readYAML(t, filepath.Join(testbin.RepoRoot(t), "deploy", "helm", "values.yaml"), &values)
+	return values
+}
+
+// distVersion returns dist.version of builder-config.yaml: the version of
+// the otelcol-sdp distribution, and the tag of its image.
+func distVersion(t *testing.T) string {
+	t.Helper()
+	var manifest struct {
+		Dist struct {
+			Version string `yaml:"version"`
+		} `yaml:"dist"`
+	}
+	readYAML(t, filepath.Join(testbin.RepoRoot(t), "builder-config.yaml"), &manifest)
+	if manifest.Dist.Version == "" {
+		t.Fatal("builder-config.yaml has no dist.version")
+	}
+	return manifest.Dist.Version
+}
+
+// TestHelmPodPassesRestrictedInEveryMode renders the pod of the values with
+// the chart's templating rules (renderChartPod) in every mode the README
+// offers and checks it against the "restricted" Pod Security Standard: in
+// daemonset mode this is what catches the chart's default hostPorts.
+func TestHelmPodPassesRestrictedInEveryMode(t *testing.T) {
+	defaults, values := readChartDefaults(t), readValuesMap(t)
+	for _, mode := range chartModes {
+		t.Run(mode, func(t *testing.T) {
+			pod, err := renderChartPod(defaults, values, mode)
+			if err != nil {
+				t.Fatal(err)
 			}
-			return v
-		},
+			if len(pod.InitContainers) == 0 {
+				t.Fatal("the rendered pod has no sidecar containers")
+			}
+			for _, problem := range restrictedViolations(pod) {
+				t.Errorf("fails the restricted Pod Security Standard: %s", problem)
+			}
+			// Not part of the standard, but promised by the README.
+			for _, c := range append(slices.Clone(pod.Containers), pod.InitContainers...) {
+				if !isTrue(c.SecurityContext.ReadOnlyRootFilesystem) {
+					t.Errorf("container %s: readOnlyRootFilesystem is not true", c.Name)
+				}
+			}
+		})
 	}
-	tmpl, err := template.New("value").Funcs(funcs).Option("missingkey=error").Parse(text)
+}
+
+// TestHelmImagesAreTheDistributionVersion checks that every container the
+// values render runs the otelcol-sdp image at the distribution's version
+// (builder-config.yaml dist.version), in every mode, and that the README's
+// install command names the same tag.
+func TestHelmImagesAreTheDistributionVersion(t *testing.T) {
+	defaults, values := readChartDefaults(t), readValuesMap(t)
+	version := distVersion(t)
+	if tag, _ := dig(values, "image", "tag").(string); tag != version {
+		t.Errorf("deploy/helm/values.yaml image.tag = %q, want builder-config.yaml dist.version %q", tag, version)
+	}
+	repository, _ := dig(values, "image", "repository").(string)
+	want := repository + ":" + version
+	for _, mode := range chartModes {
+		pod, err := renderChartPod(defaults, values, mode)
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		for _, c := range append(slices.Clone(pod.Containers), pod.InitContainers...) {
+			if c.Image != want {
+				t.Errorf("%s: container %s runs image %q, want %q", mode, c.Name, c.Image, want)
+			}
+		}
+	}
+	readme, err := os.ReadFile(filepath.Join(testbin.RepoRoot(t), "README.md"))
 	if err != nil {
-		t.Fatalf("template %q: %v", text, err)
+		t.Fatal(err)
 	}
-	data := map[string]any{
-		"Values": map[string]any{"image": map[string]any{
-			"repository": values.Image.Repository, "tag": values.Image.Tag, "pullPolicy": values.Image.PullPolicy,
-		}},
-		"Chart": map[string]any{"AppVersion": appVersion},
+	tags := regexp.MustCompile(`image\.tag=(\S+)`).FindAllStringSubmatch(string(readme), -1)
+	if len(tags) == 0 {
+		t.Error("README.md: no helm install line with --set image.tag=")
 	}
-	var out bytes.Buffer
-	if err := tmpl.Execute(&out, data); err != nil {
-		t.Fatalf("template %q: %v", text, err)
+	for _, m := range tags {
+		if m[1] != version {
+			t.Errorf("README.md: --set image.tag=%s, want the distribution version %s", m[1], version)
+		}
 	}
-	return out.String()
 }
 
 // TestHelmSidecarImagesFollowTheChartImage renders the sidecars' image the
-// way the chart does and checks that it is the Collector's image, also after
-// a user overrides image.repository and image.tag (and with the tag left to
-// the chart's appVersion).
+// way the chart does and checks that it is the Collector's image after a
+// user overrides image.repository, image.tag, image.digest or
+// global.imageRegistry, and that an empty image.tag (with which the chart
+// would run its own upstream Collector version) refuses to render.
 func TestHelmSidecarImagesFollowTheChartImage(t *testing.T) {
-	root := testbin.RepoRoot(t)
-	values := readHelmValues(t, filepath.Join(root, "deploy", "helm", "values.yaml"))
-	if len(values.InitContainers) == 0 {
-		t.Fatal("deploy/helm/values.yaml has no sidecar containers")
-	}
-	overridden := values
-	overridden.Image.Repository, overridden.Image.Tag, overridden.Image.PullPolicy = "registry.example/team/otelcol-sdp", "1.2.3", "Always"
-	untagged := values
-	untagged.Image.Tag = ""
-	for _, c := range append(slices.Clone(values.InitContainers), values.ExtraContainers...) {
-		for _, tc := range []struct {
-			name   string
-			values helmValues
-			want   string
-		}{
-			{"as shipped", values, values.Image.Repository + ":" + values.Image.Tag},
-			{"overridden", overridden, "registry.example/team/otelcol-sdp:1.2.3"},
-			{"tag from appVersion", untagged, values.Image.Repository + ":0.158.0"},
-		} {
-			if got := renderChartTemplate(t, c.Image, tc.values, "0.158.0"); got != tc.want {
-				t.Errorf("%s: container %s renders image %q, want the Collector's %q", tc.name, c.Name, got, tc.want)
+	defaults := readChartDefaults(t)
+	for _, tc := range []struct {
+		name     string
+		override map[string]any
+	}{
+		{"repository and tag", map[string]any{"image": map[string]any{"repository": "registry.example/team/otelcol-sdp", "tag": "1.2.3", "pullPolicy": "Always"}}},
+		{"digest", map[string]any{"image": map[string]any{"digest": "sha256:0123"}}},
+		{"global registry", map[string]any{"global": map[string]any{"imageRegistry": "mirror.example"}}},
+	} {
+		values := mergeValues(readValuesMap(t), tc.override)
+		pod, err := renderChartPod(defaults, values, "deployment")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		collector := pod.Containers[0]
+		pullPolicy, _ := dig(values, "image", "pullPolicy").(string)
+		for _, c := range pod.InitContainers {
+			if c.Image != collector.Image {
+				t.Errorf("%s: sidecar %s renders image %q, the Collector %q", tc.name, c.Name, c.Image, collector.Image)
 			}
-			if got := renderChartTemplate(t, c.ImagePullPolicy, tc.values, "0.158.0"); got != tc.values.Image.PullPolicy {
-				t.Errorf("%s: container %s renders imagePullPolicy %q, want image.pullPolicy %q", tc.name, c.Name, got, tc.values.Image.PullPolicy)
+			if c.ImagePullPolicy != pullPolicy {
+				t.Errorf("%s: sidecar %s renders imagePullPolicy %q, want image.pullPolicy %q", tc.name, c.Name, c.ImagePullPolicy, pullPolicy)
 			}
 		}
 	}
-}
-
-// TestHelmValuesPassRestrictedPodSecurity checks the pod and every container
-// the values describe against the "restricted" Pod Security Standard: non-root,
-// no privilege escalation, every capability dropped, the RuntimeDefault
-// seccomp profile (set on the pod or on the container).
-func TestHelmValuesPassRestrictedPodSecurity(t *testing.T) {
-	root := testbin.RepoRoot(t)
-	values := readHelmValues(t, filepath.Join(root, "deploy", "helm", "values.yaml"))
-	pod := values.PodSecurityContext
-	if pod.RunAsUser != nil && *pod.RunAsUser == 0 {
-		t.Error("podSecurityContext.runAsUser is 0 (root)")
-	}
-	containers := append([]container{{Name: "otelcol-sdp (the chart's Collector container)", SecurityContext: values.SecurityContext}},
-		values.InitContainers...)
-	containers = append(containers, values.ExtraContainers...)
-	for _, c := range containers {
-		sc := c.SecurityContext
-		var problems []string
-		if !isTrue(sc.RunAsNonRoot) && !isTrue(pod.RunAsNonRoot) {
-			problems = append(problems, "runAsNonRoot is not true on the container or the pod")
-		}
-		if sc.RunAsUser != nil && *sc.RunAsUser == 0 {
-			problems = append(problems, "runAsUser is 0")
-		}
-		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
-			problems = append(problems, "allowPrivilegeEscalation is not false")
-		}
-		if isTrue(sc.Privileged) {
-			problems = append(problems, "privileged")
-		}
-		if !slices.Contains(sc.Capabilities.Drop, "ALL") {
-			problems = append(problems, "capabilities.drop lacks ALL")
-		}
-		for _, add := range sc.Capabilities.Add {
-			if add != "NET_BIND_SERVICE" {
-				problems = append(problems, "adds capability "+add)
-			}
-		}
-		seccomp := sc.SeccompProfile.Type
-		if seccomp == "" {
-			seccomp = pod.SeccompProfile.Type
-		}
-		if seccomp != "RuntimeDefault" && seccomp != "Localhost" {
-			problems = append(problems, "seccompProfile.type is "+strings.TrimSpace(seccomp+" (unset)")+", want RuntimeDefault")
-		}
-		if len(problems) > 0 {
-			t.Errorf("container %s fails the restricted Pod Security Standard: %s", c.Name, strings.Join(problems, "; "))
-		}
+	untagged := mergeValues(readValuesMap(t), map[string]any{"image": map[string]any{"tag": ""}})
+	if _, err := renderChartPod(defaults, untagged, "deployment"); err == nil || !strings.Contains(err.Error(), "image.tag") {
+		t.Errorf("with image.tag empty the values render (error %v): the Collector would run the chart's appVersion %s, not otelcol-sdp", err, defaults.Chart.AppVersion)
 	}
 }
 

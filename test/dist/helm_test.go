@@ -60,6 +60,7 @@ type securityContext struct {
 	RunAsNonRoot             *bool  `yaml:"runAsNonRoot"`
 	RunAsUser                *int64 `yaml:"runAsUser"`
 	AllowPrivilegeEscalation *bool  `yaml:"allowPrivilegeEscalation"`
+	ReadOnlyRootFilesystem   *bool  `yaml:"readOnlyRootFilesystem"`
 	Privileged               *bool  `yaml:"privileged"`
 	Capabilities             struct {
 		Add  []string `yaml:"add"`

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,10 +14,13 @@ import (
 	"github.com/otelcol-sdp/otelcol-sdp/test/testbin"
 )
 
-// TestSignalsAreCountedAndDelivered runs the demo harness (the same code as
-// `make demo`) and checks, for each signal over gRPC and over HTTP, that the
-// items telemetrygen sent equal the items the wirecount processor published
-// at the Collector's metrics endpoint and the items the sidecars received.
+// TestSignalsAreCountedAndDelivered runs the demo harness (the same code and
+// options as `make demo`) and checks, for each signal over gRPC and over
+// HTTP, that the items telemetrygen sent equal the items the wirecount
+// processor published at the Collector's metrics endpoint and the items the
+// sidecars received, and that the README shows the table this run printed
+// (every number in it is deterministic: the split over the shards depends
+// only on the resources' attributes).
 func TestSignalsAreCountedAndDelivered(t *testing.T) {
 	root := testbin.RepoRoot(t)
 	opts := demo.Options{
@@ -25,9 +29,8 @@ func TestSignalsAreCountedAndDelivered(t *testing.T) {
 			Sidecar:      testbin.Path(t, testbin.SidecarEnv),
 			Telemetrygen: testbin.Path(t, testbin.TelemetrygenEnv),
 		},
+		// Items and Services left to the demo's defaults, as `make demo` does.
 		Config:   filepath.Join(root, "examples", "gateway.yaml"),
-		Items:    100,
-		Services: 4,
 		WorkDir:  t.TempDir(),
 		Progress: testWriter{t},
 	}
@@ -71,6 +74,48 @@ func TestSignalsAreCountedAndDelivered(t *testing.T) {
 	if err := report.Err(); err != nil {
 		t.Error(err)
 	}
+	if got := readmeDemoTable(t, filepath.Join(root, "README.md")); got != trimLines(table.String()) {
+		t.Errorf("README.md's demo table differs from this run's (paste `make demo`'s table):\n--- README.md\n%s\n--- this run\n%s", got, table.String())
+	}
+}
+
+// readmeDemoTable returns the fenced block of README.md that holds the demo
+// report: the one whose first line is the report's header.
+func readmeDemoTable(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var header strings.Builder
+	(&demo.Report{}).WriteTo(&header)
+	first, _, _ := strings.Cut(header.String(), "\n")
+	_, rest, ok := strings.Cut(string(b), "```\n"+first+"\n")
+	if !ok {
+		t.Fatalf("%s: no fenced block starting with the demo's header %q", path, first)
+	}
+	block, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatalf("%s: the demo's block is not closed", path)
+	}
+	// The table ends at the total line; what follows it (the run's time) varies.
+	lines := strings.Split(first+"\n"+block, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "total") {
+			lines = lines[:i+1]
+			break
+		}
+	}
+	return trimLines(strings.Join(lines, "\n"))
+}
+
+// trimLines drops trailing spaces of each line and trailing newlines.
+func trimLines(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // testWriter sends the harness's progress lines to the test log.
