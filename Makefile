@@ -164,7 +164,8 @@ test-e2e: build $(OCB_STAMP) $(TELEMETRYGEN_STAMP)
 # of: QEMU_AARCH64 if set; qemu-aarch64 or qemu-aarch64-static on PATH; the
 # qemu-aarch64-static of Debian's qemu-user-static package, fetched with
 # `apt-get download` and unpacked into ./.tools/qemu (Debian or Ubuntu hosts;
-# no root needed, about 63 MB downloaded once). Without any of them the step
+# no root needed, about 63 MB downloaded once; as root, apt's package lists
+# are refreshed first when they do not know the package, as on a new machine). Without any of them the step
 # is skipped with a loud message, unless ARM64_REQUIRED=1 (CI: .ci/run sets
 # it), which makes a missing qemu an error.
 ARM64_PKGS := ./otlpwire ./sdp ./sdp/transport
@@ -186,7 +187,9 @@ test-arm64:
 	if [ -z "$$qemu" ] && [ ! -x '$(QEMU_LOCAL)' ] && command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null; then \
 		echo "test-arm64: no qemu-aarch64 on PATH: fetching Debian's qemu-user-static into $(QEMU_DIR) (apt-get download, no root needed)"; \
 		scratch=$$(mktemp -d); \
-		if (cd "$$scratch" && apt-get download qemu-user-static) && mkdir -p '$(QEMU_DIR)' && \
+		if (cd "$$scratch" && { apt-get download qemu-user-static || \
+				{ [ "$$(id -u)" = 0 ] && echo "test-arm64: refreshing apt's package lists (root)" && apt-get update -qq && apt-get download qemu-user-static; }; }) && \
+			mkdir -p '$(QEMU_DIR)' && \
 			dpkg-deb --fsys-tarfile "$$scratch"/qemu-user-static_*.deb | tar -x -C '$(QEMU_DIR)' ./usr/bin/qemu-aarch64-static; then :; \
 		else echo "test-arm64: fetching qemu-user-static failed"; fi; \
 		rm -rf "$$scratch"; \
