@@ -15,8 +15,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
@@ -45,7 +43,6 @@ type shardProcessor struct {
 	registry   *registry
 	shards     *shardSet
 	router     *shard.Router
-	processor  attribute.KeyValue
 	stage      stageHook
 
 	// frames recycles the routing scratch space between batches.
@@ -71,7 +68,6 @@ func (reg *registry) newProcessor(set processor.Settings, cfg *Config, signal ot
 		registry:   reg,
 		shards:     shards,
 		router:     router,
-		processor:  attribute.String("processor", set.ID.String()),
 		stage:      stageHook{id: set.ID},
 	}
 	p.frames.New = func() any { return new(shard.Frames) }
@@ -96,9 +92,10 @@ func (p *shardProcessor) options() []processorhelper.Option {
 	}
 }
 
-// pdata v1.67.0 has no way to marshal into a caller's buffer (ProtoMarshaler
-// always allocates exactly the encoded size), so each batch costs one
-// allocation for its OTLP bytes; the frames are encoded into one more.
+// pdata (checked at v1.71.0, the version go.mod requires) has no way to
+// marshal into a caller's buffer (ProtoMarshaler always allocates exactly
+// the encoded size), so each batch costs one allocation for its OTLP bytes;
+// the frames are encoded into one more.
 var (
 	tracesMarshaler  ptrace.ProtoMarshaler
 	metricsMarshaler pmetric.ProtoMarshaler
@@ -196,7 +193,7 @@ func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unr
 			unroutable = append(unroutable, u.Index)
 			items += u.Items
 		}
-		p.shards.telemetry.ProcessorSdpshardUnroutableItems.Add(ctx, int64(items), metric.WithAttributes(p.processor))
+		p.shards.telemetry.ProcessorSdpshardUnroutableItems.Add(ctx, int64(items), p.shards.obs.unroutableAttrs)
 		p.logger.Warn("Resources not forwarded to a sidecar: an item does not fit max_frame_bytes",
 			zap.Stringer("signal", req.Signal()), zap.Int("resources", len(frames.Unroutable)),
 			zap.Int("items", items), zap.Error(frames.Unroutable[0].Err))
@@ -377,8 +374,7 @@ func (p *shardProcessor) refuse(ctx context.Context, err error) error {
 
 func (p *shardProcessor) refused(ctx context.Context, reason string) {
 	// ctx may be cancelled already; the count must still be recorded.
-	p.shards.telemetry.ProcessorSdpshardRefusedBatches.Add(context.WithoutCancel(ctx), 1,
-		metric.WithAttributes(p.processor, attribute.String("reason", reason)))
+	p.shards.telemetry.ProcessorSdpshardRefusedBatches.Add(context.WithoutCancel(ctx), 1, p.shards.obs.refusedAttrs[reason])
 }
 
 func reasonOf(err error) string {

@@ -135,7 +135,7 @@ func TestEveryItemIsAcknowledgedOnItsShard(t *testing.T) {
 				assert.Equal(t, int64(d.frames), sumMetric(t, tel, "otelcol_processor_sdpshard_acks", map[string]string{"status": "accepted"}))
 				assert.Equal(t, int64(0), sumMetric(t, tel, "otelcol_processor_sdpshard_queue_bytes", nil))
 				for shardIndex := range shards {
-					perShard := sumMetric(t, tel, "otelcol_processor_sdpshard_items_sent", map[string]string{"shard": strconv.Itoa(shardIndex), "processor": "sdpshard/test"})
+					perShard := sumMetric(t, tel, "otelcol_processor_sdpshard_items_sent", map[string]string{"shard": strconv.Itoa(shardIndex), "otelcol.component.id": "sdpshard/test"})
 					want := 0
 					for svc, s := range d.shardOf {
 						if s == shardIndex {
