@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
 	"github.com/otelcol-sdp/otelcol-sdp/processor/wirecountprocessor/internal/metadata"
 )
 
@@ -69,8 +70,9 @@ type counter struct {
 	maxItems  int
 	logger    *zap.Logger
 	telemetry *metadata.TelemetryBuilder
-	// base holds the processor and signal attributes every series carries;
-	// baseOpts records with only those, for the metrics that are not per group.
+	// base holds the identity attributes every series carries (none when
+	// the Collector injects them); baseOpts records with only those, for the
+	// metrics that are not per group.
 	base     []attribute.KeyValue
 	baseOpts []metric.AddOption
 	overflow *group
@@ -102,10 +104,9 @@ func newCounter(set processor.Settings, cfg *Config, signal pipeline.Signal) (*c
 		stage:     stageHook{id: set.ID},
 	}
 	c.scratch.New = func() any { return &scratch{} }
-	c.base = []attribute.KeyValue{
-		attribute.String(processorAttribute, set.ID.String()),
-		attribute.String(signalAttribute, signal.String()),
-	}
+	// One counter serves one pipeline, whose ID and signal the Collector
+	// injects; Identity records them only when it does not.
+	c.base = componenttelemetry.Identity(set.TelemetrySettings, set.ID, signal.String())
 	c.baseOpts = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(c.base...))}
 	values := make([]string, len(c.groupBy))
 	for i := range values {

@@ -58,10 +58,11 @@ func readSeries(t *testing.T, tt *componenttest.Telemetry, name string) series {
 	return got
 }
 
-// groupSet is the attribute set the processor must use for a resource: the
-// processor and signal attributes plus each group_by key rendered by pdata.
+// groupSet is the attribute set the processor must use for a resource when
+// the Collector does not inject its identity (as in these tests): the
+// component ID and signal attributes plus each group_by key rendered by pdata.
 func groupSet(id component.ID, signal string, groupBy []string, res pcommon.Resource) attribute.Set {
-	kvs := []attribute.KeyValue{attribute.String("processor", id.String()), attribute.String("otel.signal", signal)}
+	kvs := []attribute.KeyValue{attribute.String("otelcol.component.id", id.String()), attribute.String("otelcol.signal", signal)}
 	for _, k := range groupBy {
 		value := MissingValue
 		if v, ok := res.Attributes().Get(k); ok {
@@ -73,7 +74,7 @@ func groupSet(id component.ID, signal string, groupBy []string, res pcommon.Reso
 }
 
 func baseSet(id component.ID, signal string) attribute.Set {
-	return attribute.NewSet(attribute.String("processor", id.String()), attribute.String("otel.signal", signal))
+	return attribute.NewSet(attribute.String("otelcol.component.id", id.String()), attribute.String("otelcol.signal", signal))
 }
 
 // messageSize recovers the size of the one resource message inside a
@@ -240,7 +241,7 @@ func TestCardinalityCapFoldsIntoOverflowGroup(t *testing.T) {
 	})
 
 	spansOf := func(svc string) attribute.Set {
-		return attribute.NewSet(attribute.String("processor", "wirecount/capped"), attribute.String("otel.signal", "traces"), attribute.String("service.name", svc))
+		return attribute.NewSet(attribute.String("otelcol.component.id", "wirecount/capped"), attribute.String("otelcol.signal", "traces"), attribute.String("service.name", svc))
 	}
 	want := series{}
 	// a and b take the two slots; c, d and e (and a second c) fold.
