@@ -15,8 +15,9 @@
 //   - A component shared by several pipelines (one instance behind the
 //     traces, metrics and logs processors of one ID) receives the settings
 //     of whichever pipeline created it first; its telemetry must not carry
-//     that pipeline's attributes. DropPipelineAttributes removes them, the
-//     way the Collector's own memory_limiter processor does.
+//     that pipeline's attributes. DropPipelineAttributes (or Drop, for
+//     some of them) removes them, the way the Collector's own
+//     memory_limiter processor does.
 //
 //   - In Collector v0.165.0 the meter provider carries the attributes only
 //     with the alpha feature gate telemetry.newPipelineTelemetry; the logger
@@ -86,24 +87,30 @@ type (
 
 // DropPipelineAttributes returns ts without the injected attributes that
 // name a pipeline (otelcol.pipeline.id, otelcol.signal,
-// otelcol.signal.output) in its logger, tracer provider and meter provider;
-// the component's own (otelcol.component.id and .kind) stay. It is for a
-// component instance that serves several pipelines. Fields added to the
-// logger with With before the call stay too.
+// otelcol.signal.output); the component's own (otelcol.component.id and
+// .kind) stay. It is for a component instance that serves several
+// pipelines of any signal.
 func DropPipelineAttributes(ts component.TelemetrySettings) component.TelemetrySettings {
+	return Drop(ts, pipelineKeys...)
+}
+
+// Drop returns ts without the injected attributes named by keys in its
+// logger, tracer provider and meter provider. Fields added to the logger
+// with With before the call stay.
+func Drop(ts component.TelemetrySettings, keys ...string) component.TelemetrySettings {
 	if ts.Logger != nil {
 		ts.Logger = ts.Logger.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
 			if ic, ok := c.(injectingCore); ok {
-				return ic.DropInjectedAttributes(pipelineKeys...)
+				return ic.DropInjectedAttributes(keys...)
 			}
 			return c
 		}))
 	}
 	if itp, ok := ts.TracerProvider.(injectingTracerProvider); ok {
-		ts.TracerProvider = itp.DropInjectedAttributes(pipelineKeys...)
+		ts.TracerProvider = itp.DropInjectedAttributes(keys...)
 	}
 	if imp, ok := ts.MeterProvider.(injectingMeterProvider); ok {
-		ts.MeterProvider = imp.DropInjectedAttributes(pipelineKeys...)
+		ts.MeterProvider = imp.DropInjectedAttributes(keys...)
 	}
 	return ts
 }

@@ -182,3 +182,34 @@ func scopeOf(t *testing.T, tel *componenttest.Telemetry, name string) attribute.
 	t.Fatalf("metric %s not collected", name)
 	return attribute.Set{}
 }
+
+func TestDropOnlyTheNamedKeys(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	core, logs := observer.New(zap.DebugLevel)
+	ts := tel.NewTelemetrySettings()
+	ts.Logger = zap.New(core)
+	ts = componenttelemetrytest.Inject(ts, componenttelemetrytest.Processor(procID, tracesID))
+	dropped := componenttelemetry.Drop(ts, componenttelemetry.PipelineIDKey)
+	dropped.Logger.Info("x")
+	want := map[string]string{
+		componenttelemetry.ComponentIDKey:   "",
+		componenttelemetry.ComponentKindKey: "",
+		componenttelemetry.SignalKey:        "",
+	}
+	if got := fieldCounts(logs.All()[0]); !sameCounts(got, want) {
+		t.Errorf("fields after dropping %s = %v, want each of %v once", componenttelemetry.PipelineIDKey, got, keys(want))
+	}
+	counter, err := dropped.MeterProvider.Meter(scopeName).Int64Counter("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter.Add(context.Background(), 1)
+	scope := scopeOf(t, tel, "d")
+	if v, ok := scope.Value(componenttelemetry.SignalKey); !ok || v.AsString() != "traces" {
+		t.Errorf("scope %v lost %s", scope.ToSlice(), componenttelemetry.SignalKey)
+	}
+	if _, ok := scope.Value(componenttelemetry.PipelineIDKey); ok {
+		t.Errorf("scope %v kept %s", scope.ToSlice(), componenttelemetry.PipelineIDKey)
+	}
+}

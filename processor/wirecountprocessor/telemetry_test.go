@@ -21,9 +21,11 @@ import (
 
 // TestInjectedIdentityIsNotRepeated runs one wirecount ID in a traces and a
 // logs pipeline whose settings inject the Collector's attributes, as the
-// service does with telemetry.newPipelineTelemetry. Each pipeline's counts
-// must come from its own scope, which names the component and the pipeline,
-// and the data points must carry the group_by keys and nothing else. The
+// service does with telemetry.newPipelineTelemetry. Each signal's counts
+// must come from its own scope, which names the component and the signal
+// but no pipeline (the pre-decode stage counts once for every pipeline a
+// receiver feeds), and the data points must carry the group_by keys and
+// nothing else. The
 // group_by keys are the names of the attributes the processor used to add
 // by hand, which no longer clash with anything.
 func TestInjectedIdentityIsNotRepeated(t *testing.T) {
@@ -57,7 +59,7 @@ func TestInjectedIdentityIsNotRepeated(t *testing.T) {
 
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, tt.Reader.Collect(context.Background(), &rm))
-	// Items by the scope's pipeline, then by the data point's attributes.
+	// Items by the scope's signal, then by the data point's attributes.
 	got := map[string]map[attribute.Set]int64{}
 	for _, sm := range rm.ScopeMetrics {
 		if sm.Scope.Name != "github.com/otelcol-sdp/otelcol-sdp/processor/wirecountprocessor" {
@@ -65,22 +67,25 @@ func TestInjectedIdentityIsNotRepeated(t *testing.T) {
 		}
 		id, _ := sm.Scope.Attributes.Value("otelcol.component.id")
 		assert.Equal(t, "wirecount/inj", id.AsString(), "scope %v", sm.Scope.Attributes.ToSlice())
-		pipelineID, _ := sm.Scope.Attributes.Value("otelcol.pipeline.id")
+		if v, ok := sm.Scope.Attributes.Value("otelcol.pipeline.id"); ok {
+			t.Errorf("scope names pipeline %s", v.Emit())
+		}
+		signal, _ := sm.Scope.Attributes.Value("otelcol.signal")
 		for _, m := range sm.Metrics {
 			if m.Name != itemsMetric {
 				continue
 			}
 			for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
-				if got[pipelineID.AsString()] == nil {
-					got[pipelineID.AsString()] = map[attribute.Set]int64{}
+				if got[signal.AsString()] == nil {
+					got[signal.AsString()] = map[attribute.Set]int64{}
 				}
-				got[pipelineID.AsString()][dp.Attributes] += dp.Value
+				got[signal.AsString()][dp.Attributes] += dp.Value
 			}
 		}
 	}
 	want := map[string]map[attribute.Set]int64{
 		"traces": {attribute.NewSet(attribute.String("processor", "checkout"), attribute.String("otel.signal", "whatever")): 1},
-		"logs/audit": {attribute.NewSet(attribute.String("processor", "billing"), attribute.String("otel.signal", MissingValue)): 2},
+		"logs":   {attribute.NewSet(attribute.String("processor", "billing"), attribute.String("otel.signal", MissingValue)): 2},
 	}
 	assert.Equal(t, want, got)
 }
