@@ -39,7 +39,6 @@ type shardProcessor struct {
 	signal     otlpwire.Signal
 	mode       Mode
 	waitForAck bool
-	logger     *zap.Logger
 	registry   *registry
 	shards     *shardSet
 	router     *shard.Router
@@ -64,7 +63,6 @@ func (reg *registry) newProcessor(set processor.Settings, cfg *Config, signal ot
 		signal:     signal,
 		mode:       cfg.Mode,
 		waitForAck: cfg.WaitForAck,
-		logger:     set.Logger,
 		registry:   reg,
 		shards:     shards,
 		router:     router,
@@ -194,7 +192,9 @@ func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unr
 			items += u.Items
 		}
 		p.shards.telemetry.ProcessorSdpshardUnroutableItems.Add(ctx, int64(items), p.shards.obs.unroutableAttrs)
-		p.logger.Warn("Resources not forwarded to a sidecar: an item does not fit max_frame_bytes",
+		// forward also runs as the stage, once for every pipeline the
+		// receiver feeds: the shard set's logger names no pipeline.
+		p.shards.logger.Warn("Resources not forwarded to a sidecar: an item does not fit max_frame_bytes",
 			zap.Stringer("signal", req.Signal()), zap.Int("resources", len(frames.Unroutable)),
 			zap.Int("items", items), zap.Error(frames.Unroutable[0].Err))
 	}

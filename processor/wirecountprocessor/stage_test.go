@@ -22,8 +22,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
 	"github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
 )
 
 type stageHost struct {
