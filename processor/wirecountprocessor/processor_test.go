@@ -2,7 +2,6 @@ package wirecountprocessor
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"testing"
 
@@ -324,11 +323,6 @@ func TestMaxItemsPerRequestRefusesLargeRequests(t *testing.T) {
 	}
 	assert.Equal(t, wantRequests, readSeries(t, tt, refusedRequestsMetric))
 	assert.Equal(t, wantItems, readSeries(t, tt, refusedItemsMetric))
-}
-
-func TestErrTooManyItemsIsASentinel(t *testing.T) {
-	err := consumererror.NewPermanent(errors.New("other"))
-	assert.NotErrorIs(t, err, ErrTooManyItems)
 }
 
 func TestConcurrentBatchesAreAllCounted(t *testing.T) {
