@@ -44,7 +44,8 @@ type shardProcessor struct {
 	router     *shard.Router
 	stage      stageHook
 
-	// frames recycles the routing scratch space between batches.
+	// frames recycles the routing scratch space (a *routed) between
+	// batches.
 	frames sync.Pool
 
 	releaseOnce sync.Once
@@ -68,7 +69,7 @@ func (reg *registry) newProcessor(set processor.Settings, cfg *Config, signal ot
 		router:     router,
 		stage:      stageHook{id: set.ID},
 	}
-	p.frames.New = func() any { return new(shard.Frames) }
+	p.frames.New = func() any { return new(routed) }
 	return p, nil
 }
 
@@ -177,9 +178,9 @@ func keepOnly[T any](keep []int) func(T) bool {
 // passes on. It depends only on the request bytes, so a path that sees the
 // raw OTLP request before the receiver decodes it can call it too.
 func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unroutable []int, err error) {
-	frames := p.frames.Get().(*shard.Frames)
+	frames := p.frames.Get().(*routed)
 	defer p.frames.Put(frames)
-	if err := p.router.Route(req, frames); err != nil {
+	if err := p.router.Route(req, &frames.Frames); err != nil {
 		p.refused(ctx, reasonMalformed)
 		err = fmt.Errorf("sdpshard: splitting %s by resource: %w", req.Signal(), err)
 		p.shards.health.refused(reasonMalformed, err)
@@ -198,11 +199,20 @@ func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unr
 			zap.Stringer("signal", req.Signal()), zap.Int("resources", len(frames.Unroutable)),
 			zap.Int("items", items), zap.Error(frames.Unroutable[0].Err))
 	}
-	detach(frames)
-	if err := p.send(ctx, frames); err != nil {
+	frames.detach()
+	defer frames.release()
+	if err := p.send(ctx, frames.byShard); err != nil {
 		return nil, err
 	}
 	return unroutable, nil
+}
+
+// routed is one batch's routing scratch: what the router framed and, by
+// shard, the transport's frames, each with its own copy of its bytes.
+type routed struct {
+	shard.Frames
+	byShard [][]transport.Frame
+	all     []transport.Frame // backs byShard
 }
 
 // detach gives every frame its own exact-size copy of its bytes. The router
@@ -213,13 +223,31 @@ func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unr
 // by queue_bytes. With it, what a shard holds is what its queue counts (plus
 // the allocator's size-class rounding, at most 12.5% for frames above 1 KiB).
 // The copy costs one allocation per frame and a copy of the bytes, small
-// next to marshalling the batch.
-func detach(frames *shard.Frames) {
-	for _, fs := range frames.ByShard {
-		for i := range fs {
-			fs[i].Bytes = append([]byte(nil), fs[i].Bytes...)
-		}
+// next to marshalling the batch. The transport.Frame values live in arrays
+// reused across batches: Client.Send keeps only the bytes.
+func (r *routed) detach() {
+	if cap(r.all) < r.Frames.Frames {
+		r.all = make([]transport.Frame, r.Frames.Frames)
 	}
+	if cap(r.byShard) < len(r.ByShard) {
+		r.byShard = make([][]transport.Frame, len(r.ByShard))
+	}
+	r.byShard = r.byShard[:len(r.ByShard)]
+	all := r.all[:0]
+	for shard, fs := range r.ByShard {
+		start := len(all)
+		for _, f := range fs {
+			all = append(all, transport.Frame{Bytes: append([]byte(nil), f.Bytes...), Items: f.Items})
+		}
+		r.byShard[shard] = all[start:len(all):len(all)]
+	}
+}
+
+// release drops the scratch's references to the batch's frame bytes, so
+// that the pooled scratch keeps none alive after the transport lets them go.
+func (r *routed) release() {
+	clear(r.all[:cap(r.all)])
+	clear(r.byShard)
 }
 
 // send hands every shard its frames and, with wait_for_ack, waits until all
@@ -237,9 +265,9 @@ func detach(frames *shard.Frames) {
 // each after the previous one settled: two consecutive ones never fit the
 // queue together, so sending the next at once would always be refused and
 // the client's retries would queue the first one again and again.
-func (p *shardProcessor) send(ctx context.Context, frames *shard.Frames) error {
+func (p *shardProcessor) send(ctx context.Context, byShard [][]transport.Frame) error {
 	clients := p.shards.clients
-	for shard, fs := range frames.ByShard {
+	for shard, fs := range byShard {
 		if len(fs) == 0 {
 			continue
 		}
@@ -261,7 +289,7 @@ func (p *shardProcessor) send(ctx context.Context, frames *shard.Frames) error {
 	// shutdown, still awaited when ctx ends) makes the refusal retryable.
 	var waits []chan error
 	var rejections error
-	for shard, fs := range frames.ByShard {
+	for shard, fs := range byShard {
 		var previous chan error
 		for part := range queueSizedParts(fs, p.shards.queueBytes) {
 			if previous != nil {
