@@ -204,7 +204,11 @@ func (s *shardSet) start(ctx context.Context, host component.Host) error {
 }
 
 // replay sends again the frames a previous run left stored, waiting for
-// room in each shard's queue, until done or the shard set shuts down.
+// room in each shard's queue, until done or the shard set shuts down. A
+// client's queue frees room only when one of its frames settles, and with
+// a persistent queue every Send settles through q.onSettled, which signals
+// q.room: replay waits for that signal rather than polling. A signal left
+// from earlier, or from another shard, only costs one more attempt.
 func (s *shardSet) replay(left []storedFrame) {
 	defer close(s.replayDone)
 	if len(left) == 0 {
@@ -233,7 +237,7 @@ func (s *shardSet) replay(left []storedFrame) {
 			select {
 			case <-s.replayStop:
 				return
-			case <-time.After(10 * time.Millisecond):
+			case <-s.queue.room:
 			}
 		}
 	}
