@@ -133,20 +133,29 @@ func decodeLogs(ld plog.Logs) decoded {
 	return d
 }
 
+// The expected counts come from pdata's own DataPointCount, applied to a
+// copy holding only the metric, scope or resource counted, so that they do
+// not share code with any counter under test.
+
+// metricPoints returns the data points of m, as pdata counts them.
 func metricPoints(m pmetric.Metric) int {
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		return m.Gauge().DataPoints().Len()
-	case pmetric.MetricTypeSum:
-		return m.Sum().DataPoints().Len()
-	case pmetric.MetricTypeHistogram:
-		return m.Histogram().DataPoints().Len()
-	case pmetric.MetricTypeExponentialHistogram:
-		return m.ExponentialHistogram().DataPoints().Len()
-	case pmetric.MetricTypeSummary:
-		return m.Summary().DataPoints().Len()
-	}
-	return 0
+	md := pmetric.NewMetrics()
+	m.CopyTo(md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty())
+	return md.DataPointCount()
+}
+
+// scopePoints returns the data points of sm, as pdata counts them.
+func scopePoints(sm pmetric.ScopeMetrics) int {
+	md := pmetric.NewMetrics()
+	sm.CopyTo(md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty())
+	return md.DataPointCount()
+}
+
+// resourcePoints returns the data points of rm, as pdata counts them.
+func resourcePoints(rm pmetric.ResourceMetrics) int {
+	md := pmetric.NewMetrics()
+	rm.CopyTo(md.ResourceMetrics().AppendEmpty())
+	return md.DataPointCount()
 }
 
 // keepPoint removes every data point of m but the i-th.
@@ -176,7 +185,6 @@ func decodeMetrics(md pmetric.Metrics) decoded {
 	d.json = string(j)
 	for _, rm := range md.ResourceMetrics().All() {
 		d.resources = append(d.resources, rm.Resource())
-		var n int
 		var sc []int
 		one := func(fill func(pmetric.ResourceMetrics)) {
 			t := pmetric.NewMetrics()
@@ -200,10 +208,8 @@ func decodeMetrics(md pmetric.Metrics) decoded {
 			if sm.Metrics().Len() == 0 {
 				one(func(r pmetric.ResourceMetrics) { scope(r) })
 			}
-			c := 0
 			for _, m := range sm.Metrics().All() {
 				p := metricPoints(m)
-				c += p
 				if p == 0 {
 					one(func(r pmetric.ResourceMetrics) { m.CopyTo(scope(r).Metrics().AppendEmpty()) })
 				}
@@ -215,10 +221,9 @@ func decodeMetrics(md pmetric.Metrics) decoded {
 					})
 				}
 			}
-			n += c
-			sc = append(sc, c)
+			sc = append(sc, scopePoints(sm))
 		}
-		d.resourceCounts = append(d.resourceCounts, n)
+		d.resourceCounts = append(d.resourceCounts, resourcePoints(rm))
 		d.scopeCounts = append(d.scopeCounts, sc)
 	}
 	return d

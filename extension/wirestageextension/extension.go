@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -16,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension/internal/metadata"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
 
@@ -105,12 +107,19 @@ func newWireStage(set extension.Settings, cfg *Config) (*wireStage, error) {
 	for i, id := range cfg.Stages {
 		w.order[id] = i
 	}
-	ext := attribute.String("extension", set.ID.String())
+	// One extension serves every signal, and the Collector injects no
+	// signal for an extension (only its kind and ID, and those only with
+	// telemetry.newPipelineTelemetry): the request's signal is recorded on
+	// each data point, under the name the Collector uses for it.
+	identity := componenttelemetry.Identity(set.TelemetrySettings, set.ID, "")
+	with := func(kvs ...attribute.KeyValue) []metric.AddOption {
+		return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(append(slices.Clone(identity), kvs...)...))}
+	}
 	for s := range signals {
-		sig := attribute.String("otel.signal", otlpwire.Signal(s+1).String())
-		w.sigOpts[s] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(ext, sig))}
+		sig := attribute.String(componenttelemetry.SignalKey, otlpwire.Signal(s+1).String())
+		w.sigOpts[s] = with(sig)
 		for o, name := range outcomes {
-			w.outcomeOpts[s][o] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(ext, sig, attribute.String("outcome", name)))}
+			w.outcomeOpts[s][o] = with(sig, attribute.String("outcome", name))
 		}
 	}
 	w.calls.New = func() any { return new(call) }

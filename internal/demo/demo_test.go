@@ -18,8 +18,8 @@ import (
 func TestParseExposition(t *testing.T) {
 	text := `# HELP otelcol_processor_wirecount_items Items received per group.
 # TYPE otelcol_processor_wirecount_items counter
-otelcol_processor_wirecount_items{otel_signal="traces",processor="wirecount",service_name="a\"b\\c"} 42
-otelcol_processor_wirecount_items{otel_signal="logs",processor="wirecount",service_name="x,y}"} 7 1700000000000
+otelcol_processor_wirecount_items{otelcol_signal="traces",otelcol_component_id="wirecount",service_name="a\"b\\c"} 42
+otelcol_processor_wirecount_items{otelcol_signal="logs",otelcol_component_id="wirecount",service_name="x,y}"} 7 1700000000000
 target_info 1
 `
 	samples, err := parseExposition(text)
@@ -30,7 +30,7 @@ target_info 1
 		t.Fatalf("%d samples, want 3: %+v", len(samples), samples)
 	}
 	if s := samples[0]; s.name != "otelcol_processor_wirecount_items" || s.value != 42 ||
-		s.labels["service_name"] != `a"b\c` || s.labels["otel_signal"] != "traces" {
+		s.labels["service_name"] != `a"b\c` || s.labels["otelcol_signal"] != "traces" {
 		t.Errorf("first sample = %+v", s)
 	}
 	if s := samples[1]; s.labels["service_name"] != "x,y}" || s.value != 7 {
@@ -57,11 +57,11 @@ func TestParseExpositionRejectsBrokenLines(t *testing.T) {
 
 func TestCountedSumsTheCaseServicesOfOneSignal(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Write([]byte(`otelcol_processor_wirecount_items{otel_signal="traces",processor="wirecount",service_name="s1"} 10
-otelcol_processor_wirecount_items{otel_signal="traces",processor="wirecount",service_name="s2"} 5
-otelcol_processor_wirecount_items{otel_signal="logs",processor="wirecount",service_name="s1"} 100
-otelcol_processor_wirecount_items{otel_signal="traces",processor="wirecount",service_name="other"} 1000
-otelcol_processor_wirecount_bytes{otel_signal="traces",processor="wirecount",service_name="s1"} 9999
+		w.Write([]byte(`otelcol_processor_wirecount_items{otelcol_signal="traces",otelcol_component_id="wirecount",service_name="s1"} 10
+otelcol_processor_wirecount_items{otelcol_signal="traces",otelcol_component_id="wirecount",service_name="s2"} 5
+otelcol_processor_wirecount_items{otelcol_signal="logs",otelcol_component_id="wirecount",service_name="s1"} 100
+otelcol_processor_wirecount_items{otelcol_signal="traces",otelcol_component_id="wirecount",service_name="other"} 1000
+otelcol_processor_wirecount_bytes{otelcol_signal="traces",otelcol_component_id="wirecount",service_name="s1"} 9999
 `))
 	}))
 	defer srv.Close()
@@ -78,9 +78,9 @@ otelcol_processor_wirecount_bytes{otel_signal="traces",processor="wirecount",ser
 func TestScrapeSumMatchesNameAndLabels(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte(`# HELP otelcol_processor_sdpshard_queue_bytes Bytes of frames held for a shard.
-otelcol_processor_sdpshard_queue_bytes{processor="sdpshard",shard="0"} 100
-otelcol_processor_sdpshard_queue_bytes{processor="sdpshard",shard="1"} 4096
-otelcol_processor_sdpshard_queue_bytes{processor="sdpshard/b",shard="1"} 8
+otelcol_processor_sdpshard_queue_bytes{otelcol_component_id="sdpshard",shard="0"} 100
+otelcol_processor_sdpshard_queue_bytes{otelcol_component_id="sdpshard",shard="1"} 4096
+otelcol_processor_sdpshard_queue_bytes{otelcol_component_id="sdpshard/b",shard="1"} 8
 otelcol_process_runtime_heap_alloc_bytes 7.5e+06
 `))
 	}))
@@ -91,7 +91,7 @@ otelcol_process_runtime_heap_alloc_bytes 7.5e+06
 		want  float64
 	}{
 		{"otelcol_processor_sdpshard_queue_bytes", map[string]string{"shard": "1"}, 4104},
-		{"otelcol_processor_sdpshard_queue_bytes", map[string]string{"shard": "1", "processor": "sdpshard"}, 4096},
+		{"otelcol_processor_sdpshard_queue_bytes", map[string]string{"shard": "1", "otelcol_component_id": "sdpshard"}, 4096},
 		{"otelcol_processor_sdpshard_queue_bytes", nil, 4204},
 		{"otelcol_process_runtime_heap_alloc_bytes", nil, 7.5e6},
 		{"otelcol_process_runtime_heap_alloc_bytes", map[string]string{"shard": "1"}, 0},

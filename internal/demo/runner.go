@@ -188,7 +188,7 @@ func (r *runner) counted(signal string, services []string) (int, error) {
 	}
 	total := 0
 	for _, s := range samples {
-		if !isWirecountItems(s.name) || s.labels["otel_signal"] != signal {
+		if !isWirecountItems(s.name) || s.labels["otelcol_signal"] != signal {
 			continue
 		}
 		for _, service := range services {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
-	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
 
 // DefaultShard receives the resources that carry none of a Router's routing
@@ -86,6 +85,16 @@ type Unroutable struct {
 	Err error
 }
 
+// Frame is one encoded SDP ResourceFrame and the number of items (spans,
+// metric data points or log records) it carries. Bytes is a slice of the
+// one buffer Route encodes all frames of a request into, a fresh buffer for
+// every request; the Frame values themselves live in an array that Frames
+// reuses.
+type Frame struct {
+	Bytes []byte
+	Items int
+}
+
 // Frames holds the result of Route. Reuse one Frames for successive
 // requests to keep its scratch space and the frame array behind ByShard
 // (ByShard is valid until the next Route); the frame bytes themselves are
@@ -93,7 +102,7 @@ type Unroutable struct {
 // the sidecar acknowledges them.
 type Frames struct {
 	// ByShard holds, at index i, the frames for shard i in request order.
-	ByShard [][]transport.Frame
+	ByShard [][]Frame
 	// Frames, Items and Bytes total what ByShard holds (Bytes counts
 	// encoded frames).
 	Frames, Items, Bytes int
@@ -105,7 +114,7 @@ type Frames struct {
 	buf     []byte
 	scratch []byte
 	spans   []frameSpan
-	all     []transport.Frame // backs ByShard
+	all     []Frame // backs ByShard
 	counts  []int
 	sink    *chunkSink
 }
@@ -248,7 +257,7 @@ func (r *Router) pick(res otlpwire.Resource, identity uint64) (int, error) {
 
 func (f *Frames) reset(shards int) {
 	if cap(f.ByShard) < shards {
-		f.ByShard = make([][]transport.Frame, shards)
+		f.ByShard = make([][]Frame, shards)
 	}
 	f.ByShard = f.ByShard[:shards]
 	clear(f.ByShard)
@@ -272,11 +281,10 @@ func (f *Frames) group(shards int) {
 	for _, s := range f.spans {
 		counts[s.shard]++
 	}
-	// transport.Client.Send copies what it needs of the Frame values and
-	// keeps only the bytes, so the frame array is reused across requests;
-	// the bytes are not (see Route).
+	// The frame array is reused across requests: a caller that keeps frames
+	// beyond the next Route copies what it keeps (see Route).
 	if cap(f.all) < len(f.spans) {
-		f.all = make([]transport.Frame, len(f.spans))
+		f.all = make([]Frame, len(f.spans))
 	}
 	all := f.all[:len(f.spans)]
 	clear(all)
@@ -286,7 +294,7 @@ func (f *Frames) group(shards int) {
 		offset += n
 	}
 	for _, s := range f.spans {
-		f.ByShard[s.shard] = append(f.ByShard[s.shard], transport.Frame{
+		f.ByShard[s.shard] = append(f.ByShard[s.shard], Frame{
 			Bytes: f.buf[s.start:s.end:s.end],
 			Items: s.items,
 		})

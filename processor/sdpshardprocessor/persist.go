@@ -55,6 +55,10 @@ type persistentQueue struct {
 	kick    chan struct{} // capacity 1: deletes are waiting
 	stop    chan struct{}
 	done    chan struct{}
+	// room receives a token (capacity 1) each time a frame sent through the
+	// queue settles, freeing its bytes in its shard's client: the replay of
+	// the previous run's frames waits on it when a client's queue is full.
+	room chan struct{}
 }
 
 // openPersistentQueue gets the storage client of the extension id for the
@@ -72,7 +76,8 @@ func openPersistentQueue(ctx context.Context, host component.Host, id, owner com
 	if err != nil {
 		return nil, fmt.Errorf("storage: getting a client of %q: %w", id, err)
 	}
-	q := &persistentQueue{client: client, logger: logger, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	q := &persistentQueue{client: client, logger: logger, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		room: make(chan struct{}, 1)}
 	low, high := storage.GetOperation(lowKey), storage.GetOperation(highKey)
 	if err := client.Batch(ctx, low, high); err != nil {
 		_ = client.Close(ctx)
@@ -245,11 +250,16 @@ func (q *persistentQueue) close(ctx context.Context) error {
 // onSettled returns the settle callback of a persisted Send: frames
 // acknowledged or rejected for good are deleted; frames given up at
 // shutdown are neither deleted nor marked settled, so the low bound stays
-// below them and the next run sends them again.
+// below them and the next run sends them again. Either way the client no
+// longer holds them, which room announces.
 func (q *persistentQueue) onSettled(seqs []uint64, next func(error)) func(error) {
 	return func(err error) {
 		if err == nil || onlyRejected(err) {
 			q.settled(seqs, true)
+		}
+		select {
+		case q.room <- struct{}{}:
+		default:
 		}
 		if next != nil {
 			next(err)

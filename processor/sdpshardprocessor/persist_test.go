@@ -132,6 +132,71 @@ func TestPersistentQueueReplaysAfterRestart(t *testing.T) {
 	}
 }
 
+// TestReplayWaitsForRoom restarts with a queue that holds only a few of the
+// frames the previous run stored: the replay fills each shard's queue, then
+// must wait for acks to free room before it sends the rest. It relies on the
+// settle of each acked frame waking it; nothing else would.
+func TestReplayWaitsForRoom(t *testing.T) {
+	dir := t.TempDir()
+	endpoints := newEndpoints(t, "unix", 2)
+	sc := signalCases[0]
+	run := func(host *storageHost, queueBytes int) component.Component {
+		cfg := testConfig(endpoints)
+		cfg.Storage = &host.id
+		cfg.WaitForAck = false
+		cfg.FlushTimeout = 100 * time.Millisecond
+		cfg.MaxFrameBytes = MinFrameBytes
+		cfg.QueueBytes = queueBytes
+		require.NoError(t, cfg.Validate())
+		p, _ := sc.create(t, NewFactory(), testSettings(nil), cfg)
+		require.NoError(t, p.Start(context.Background(), host))
+		return p
+	}
+
+	// Run 1: no sidecar; 40 frames of 3 spans are stored.
+	host := startFileStorage(t, dir)
+	p := run(host, defaultQueueBytes)
+	sent := map[string]bool{}
+	for b := range 10 {
+		got, err := sc.consume(context.Background(), p, b, 4, 3)
+		require.NoError(t, err)
+		for _, names := range got {
+			for _, n := range names {
+				sent[n] = true
+			}
+		}
+	}
+	require.NoError(t, p.Shutdown(context.Background()))
+	require.Equal(t, 40, storedFrames(t, host))
+	host.stop(t)
+
+	// Run 2: each shard's queue holds one frame of max_frame_bytes, a few
+	// of these frames; sidecars that ack every frame at once.
+	recs := []*recorder{newRecorder(), newRecorder()}
+	startSidecar(t, endpoints[0], recs[0])
+	startSidecar(t, endpoints[1], recs[1])
+	host = startFileStorage(t, dir)
+	queueBytes := maxEncodedFrame(MinFrameBytes)
+	p = run(host, queueBytes)
+	waitFor(t, "every stored item", func() bool { return len(collect(t, sc, recs).items) == len(sent) })
+	d := collect(t, sc, recs)
+	for n := range sent {
+		require.Equal(t, 1, d.items[n], "item %s", n)
+	}
+	require.NoError(t, p.Shutdown(context.Background()))
+	assert.Zero(t, storedFrames(t, host), "acknowledged frames are deleted")
+	host.stop(t)
+
+	// The premise: the queue could not hold a shard's stored frames at once.
+	for shard, rec := range recs {
+		size := 0
+		for _, r := range rec.snapshot() {
+			size += r.frame.FrameSize()
+		}
+		require.Greater(t, size, queueBytes, "shard %d: its frames fit the queue at once", shard)
+	}
+}
+
 func TestPersistentQueueStorageMustExist(t *testing.T) {
 	cfg := testConfig(newEndpoints(t, "unix", 1))
 	missing := component.MustNewID("file_storage")

@@ -15,8 +15,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
@@ -41,14 +39,13 @@ type shardProcessor struct {
 	signal     otlpwire.Signal
 	mode       Mode
 	waitForAck bool
-	logger     *zap.Logger
 	registry   *registry
 	shards     *shardSet
 	router     *shard.Router
-	processor  attribute.KeyValue
 	stage      stageHook
 
-	// frames recycles the routing scratch space between batches.
+	// frames recycles the routing scratch space (a *routed) between
+	// batches.
 	frames sync.Pool
 
 	releaseOnce sync.Once
@@ -67,14 +64,12 @@ func (reg *registry) newProcessor(set processor.Settings, cfg *Config, signal ot
 		signal:     signal,
 		mode:       cfg.Mode,
 		waitForAck: cfg.WaitForAck,
-		logger:     set.Logger,
 		registry:   reg,
 		shards:     shards,
 		router:     router,
-		processor:  attribute.String("processor", set.ID.String()),
 		stage:      stageHook{id: set.ID},
 	}
-	p.frames.New = func() any { return new(shard.Frames) }
+	p.frames.New = func() any { return new(routed) }
 	return p, nil
 }
 
@@ -96,9 +91,10 @@ func (p *shardProcessor) options() []processorhelper.Option {
 	}
 }
 
-// pdata v1.67.0 has no way to marshal into a caller's buffer (ProtoMarshaler
-// always allocates exactly the encoded size), so each batch costs one
-// allocation for its OTLP bytes; the frames are encoded into one more.
+// pdata (checked at v1.71.0, the version go.mod requires) has no way to
+// marshal into a caller's buffer (ProtoMarshaler always allocates exactly
+// the encoded size), so each batch costs one allocation for its OTLP bytes;
+// the frames are encoded into one more.
 var (
 	tracesMarshaler  ptrace.ProtoMarshaler
 	metricsMarshaler pmetric.ProtoMarshaler
@@ -182,9 +178,9 @@ func keepOnly[T any](keep []int) func(T) bool {
 // passes on. It depends only on the request bytes, so a path that sees the
 // raw OTLP request before the receiver decodes it can call it too.
 func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unroutable []int, err error) {
-	frames := p.frames.Get().(*shard.Frames)
+	frames := p.frames.Get().(*routed)
 	defer p.frames.Put(frames)
-	if err := p.router.Route(req, frames); err != nil {
+	if err := p.router.Route(req, &frames.Frames); err != nil {
 		p.refused(ctx, reasonMalformed)
 		err = fmt.Errorf("sdpshard: splitting %s by resource: %w", req.Signal(), err)
 		p.shards.health.refused(reasonMalformed, err)
@@ -196,16 +192,27 @@ func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unr
 			unroutable = append(unroutable, u.Index)
 			items += u.Items
 		}
-		p.shards.telemetry.ProcessorSdpshardUnroutableItems.Add(ctx, int64(items), metric.WithAttributes(p.processor))
-		p.logger.Warn("Resources not forwarded to a sidecar: an item does not fit max_frame_bytes",
+		p.shards.telemetry.ProcessorSdpshardUnroutableItems.Add(ctx, int64(items), p.shards.obs.unroutableAttrs)
+		// forward also runs as the stage, once for every pipeline the
+		// receiver feeds: the shard set's logger names no pipeline.
+		p.shards.logger.Warn("Resources not forwarded to a sidecar: an item does not fit max_frame_bytes",
 			zap.Stringer("signal", req.Signal()), zap.Int("resources", len(frames.Unroutable)),
 			zap.Int("items", items), zap.Error(frames.Unroutable[0].Err))
 	}
-	detach(frames)
-	if err := p.send(ctx, frames); err != nil {
+	frames.detach()
+	defer frames.release()
+	if err := p.send(ctx, frames.byShard); err != nil {
 		return nil, err
 	}
 	return unroutable, nil
+}
+
+// routed is one batch's routing scratch: what the router framed and, by
+// shard, the transport's frames, each with its own copy of its bytes.
+type routed struct {
+	shard.Frames
+	byShard [][]transport.Frame
+	all     []transport.Frame // backs byShard
 }
 
 // detach gives every frame its own exact-size copy of its bytes. The router
@@ -216,13 +223,31 @@ func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unr
 // by queue_bytes. With it, what a shard holds is what its queue counts (plus
 // the allocator's size-class rounding, at most 12.5% for frames above 1 KiB).
 // The copy costs one allocation per frame and a copy of the bytes, small
-// next to marshalling the batch.
-func detach(frames *shard.Frames) {
-	for _, fs := range frames.ByShard {
-		for i := range fs {
-			fs[i].Bytes = append([]byte(nil), fs[i].Bytes...)
-		}
+// next to marshalling the batch. The transport.Frame values live in arrays
+// reused across batches: Client.Send keeps only the bytes.
+func (r *routed) detach() {
+	if cap(r.all) < r.Frames.Frames {
+		r.all = make([]transport.Frame, r.Frames.Frames)
 	}
+	if cap(r.byShard) < len(r.ByShard) {
+		r.byShard = make([][]transport.Frame, len(r.ByShard))
+	}
+	r.byShard = r.byShard[:len(r.ByShard)]
+	all := r.all[:0]
+	for shard, fs := range r.ByShard {
+		start := len(all)
+		for _, f := range fs {
+			all = append(all, transport.Frame{Bytes: append([]byte(nil), f.Bytes...), Items: f.Items})
+		}
+		r.byShard[shard] = all[start:len(all):len(all)]
+	}
+}
+
+// release drops the scratch's references to the batch's frame bytes, so
+// that the pooled scratch keeps none alive after the transport lets them go.
+func (r *routed) release() {
+	clear(r.all[:cap(r.all)])
+	clear(r.byShard)
 }
 
 // send hands every shard its frames and, with wait_for_ack, waits until all
@@ -240,9 +265,9 @@ func detach(frames *shard.Frames) {
 // each after the previous one settled: two consecutive ones never fit the
 // queue together, so sending the next at once would always be refused and
 // the client's retries would queue the first one again and again.
-func (p *shardProcessor) send(ctx context.Context, frames *shard.Frames) error {
+func (p *shardProcessor) send(ctx context.Context, byShard [][]transport.Frame) error {
 	clients := p.shards.clients
-	for shard, fs := range frames.ByShard {
+	for shard, fs := range byShard {
 		if len(fs) == 0 {
 			continue
 		}
@@ -264,7 +289,7 @@ func (p *shardProcessor) send(ctx context.Context, frames *shard.Frames) error {
 	// shutdown, still awaited when ctx ends) makes the refusal retryable.
 	var waits []chan error
 	var rejections error
-	for shard, fs := range frames.ByShard {
+	for shard, fs := range byShard {
 		var previous chan error
 		for part := range queueSizedParts(fs, p.shards.queueBytes) {
 			if previous != nil {
@@ -377,8 +402,7 @@ func (p *shardProcessor) refuse(ctx context.Context, err error) error {
 
 func (p *shardProcessor) refused(ctx context.Context, reason string) {
 	// ctx may be cancelled already; the count must still be recorded.
-	p.shards.telemetry.ProcessorSdpshardRefusedBatches.Add(context.WithoutCancel(ctx), 1,
-		metric.WithAttributes(p.processor, attribute.String("reason", reason)))
+	p.shards.telemetry.ProcessorSdpshardRefusedBatches.Add(context.WithoutCancel(ctx), 1, p.shards.obs.refusedAttrs[reason])
 }
 
 func reasonOf(err error) string {

@@ -16,8 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
@@ -98,7 +101,13 @@ func TestEveryItemIsAcknowledgedOnItsShard(t *testing.T) {
 				}
 				// wait_for_ack: everything is acknowledged when Consume returns.
 				d := collect(t, sc, recs)
-				require.Equal(t, shards*0+resources, len(d.shardOf), "resources received")
+				// The batches carry the same services (one per resource
+				// index): each reached exactly one sidecar, and the
+				// resources were spread over more than one shard.
+				require.Len(t, sent, resources, "services sent")
+				require.ElementsMatch(t, slices.Collect(maps.Keys(sent)), slices.Collect(maps.Keys(d.shardOf)), "services received")
+				used := slices.Compact(slices.Sorted(maps.Values(d.shardOf)))
+				require.Greater(t, len(used), 1, "every resource on shard %v", used)
 				for svc, names := range sent {
 					for _, n := range names {
 						require.Equal(t, 1, d.items[n], "item %s of %s", n, svc)
@@ -135,7 +144,7 @@ func TestEveryItemIsAcknowledgedOnItsShard(t *testing.T) {
 				assert.Equal(t, int64(d.frames), sumMetric(t, tel, "otelcol_processor_sdpshard_acks", map[string]string{"status": "accepted"}))
 				assert.Equal(t, int64(0), sumMetric(t, tel, "otelcol_processor_sdpshard_queue_bytes", nil))
 				for shardIndex := range shards {
-					perShard := sumMetric(t, tel, "otelcol_processor_sdpshard_items_sent", map[string]string{"shard": strconv.Itoa(shardIndex), "processor": "sdpshard/test"})
+					perShard := sumMetric(t, tel, "otelcol_processor_sdpshard_items_sent", map[string]string{"shard": strconv.Itoa(shardIndex), "otelcol.component.id": "sdpshard/test"})
 					want := 0
 					for svc, s := range d.shardOf {
 						if s == shardIndex {
@@ -437,11 +446,77 @@ func TestDivertPassesOnOnlyWhatWasNotForwarded(t *testing.T) {
 	require.NoError(t, p.Shutdown(context.Background()))
 }
 
-func TestTeeDoesNotMutate(t *testing.T) {
-	p, err := NewFactory().CreateTraces(context.Background(), processorSettings(), testConfig([]string{"tcp://127.0.0.1:1"}), consumertest.NewNop())
+// TestTeeLeavesTheBatchUntouched hands the tee processors of the three
+// signals batches marked read-only, as the Collector's fan-out does for
+// consumers that declare they do not mutate (pdata panics on any change to
+// read-only data): every resource reaches a sidecar, and the next consumer
+// receives each batch unchanged, byte for byte.
+func TestTeeLeavesTheBatchUntouched(t *testing.T) {
+	endpoints := newEndpoints(t, "unix", 2)
+	recs := []*recorder{newRecorder(), newRecorder()}
+	for i := range recs {
+		startSidecar(t, endpoints[i], recs[i])
+	}
+	cfg := testConfig(endpoints)
+	cfg.Mode = ModeTee
+	cfg.WaitForAck = true
+	ctx := context.Background()
+	f, set := NewFactory(), processorSettings()
+	traces, metrics, logs := new(consumertest.TracesSink), new(consumertest.MetricsSink), new(consumertest.LogsSink)
+	tp, err := f.CreateTraces(ctx, set, cfg, traces)
 	require.NoError(t, err)
-	assert.False(t, p.Capabilities().MutatesData)
-	require.NoError(t, p.Shutdown(context.Background()))
+	mp, err := f.CreateMetrics(ctx, set, cfg, metrics)
+	require.NoError(t, err)
+	lp, err := f.CreateLogs(ctx, set, cfg, logs)
+	require.NoError(t, err)
+	for _, p := range []interface {
+		component.Component
+		Capabilities() consumer.Capabilities
+	}{tp, mp, lp} {
+		// The fan-out marks a batch read-only only for consumers that say
+		// so; the rest of the test checks that the claim holds.
+		require.False(t, p.Capabilities().MutatesData)
+		require.NoError(t, p.Start(ctx, componenttest.NewNopHost()))
+	}
+
+	const resources, items = 4, 3
+	td, _ := buildTraces(0, resources, items)
+	wantTraces, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	require.NoError(t, err)
+	td.MarkReadOnly()
+	require.NotPanics(t, func() { require.NoError(t, tp.ConsumeTraces(ctx, td)) })
+	md, _ := buildMetrics(0, resources, items)
+	wantMetrics, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
+	require.NoError(t, err)
+	md.MarkReadOnly()
+	require.NotPanics(t, func() { require.NoError(t, mp.ConsumeMetrics(ctx, md)) })
+	ld, _ := buildLogs(0, resources, items)
+	wantLogs, err := (&plog.ProtoMarshaler{}).MarshalLogs(ld)
+	require.NoError(t, err)
+	ld.MarkReadOnly()
+	require.NotPanics(t, func() { require.NoError(t, lp.ConsumeLogs(ctx, ld)) })
+
+	require.Len(t, traces.AllTraces(), 1)
+	gotTraces, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(traces.AllTraces()[0])
+	require.NoError(t, err)
+	assert.Equal(t, wantTraces, gotTraces, "traces passed on")
+	require.Len(t, metrics.AllMetrics(), 1)
+	gotMetrics, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(metrics.AllMetrics()[0])
+	require.NoError(t, err)
+	assert.Equal(t, wantMetrics, gotMetrics, "metrics passed on")
+	require.Len(t, logs.AllLogs(), 1)
+	gotLogs, err := (&plog.ProtoMarshaler{}).MarshalLogs(logs.AllLogs()[0])
+	require.NoError(t, err)
+	assert.Equal(t, wantLogs, gotLogs, "logs passed on")
+
+	frames := 0
+	for _, rec := range recs {
+		frames += len(rec.snapshot())
+	}
+	assert.Equal(t, 3*resources, frames, "one frame per resource of each signal")
+	for _, p := range []component.Component{tp, mp, lp} {
+		require.NoError(t, p.Shutdown(ctx))
+	}
 }
 
 func TestAttributeRoutingUsesDefaultShard(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
 	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/metadata"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
@@ -88,16 +90,20 @@ type shardSet struct {
 }
 
 func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
-	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	// set is the settings of whichever pipeline created the set first; the
+	// set serves the processors of every pipeline, so its telemetry names
+	// none of them.
+	ts := componenttelemetry.DropPipelineAttributes(set.TelemetrySettings)
+	tb, err := metadata.NewTelemetryBuilder(ts)
 	if err != nil {
 		return nil, fmt.Errorf("creating telemetry: %w", err)
 	}
-	hl := newHealth(set.Logger, cfg.Endpoints)
-	obs := newObserver(tb, hl, set.ID, len(cfg.Endpoints))
+	hl := newHealth(ts.Logger, cfg.Endpoints)
+	obs := newObserver(tb, hl, componenttelemetry.Identity(ts, set.ID, ""), len(cfg.Endpoints))
 	obs.recordZeros()
 	s := &shardSet{
 		id:           set.ID,
-		logger:       set.Logger,
+		logger:       ts.Logger,
 		queueBytes:   cfg.QueueBytes,
 		flushTimeout: cfg.FlushTimeout,
 		telemetry:    tb,
@@ -129,7 +135,7 @@ func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
 			WriteTimeout:   cfg.WriteTimeout,
 			AckTimeout:     cfg.AckTimeout,
 			TLS:            tlsConfig,
-			Logger:         set.Logger.With(zap.Int("shard", shard), zap.String("endpoint", endpoint)),
+			Logger:         ts.Logger, // the client adds its shard and endpoint
 			Observer:       obs,
 		})
 		if err != nil {
@@ -198,7 +204,11 @@ func (s *shardSet) start(ctx context.Context, host component.Host) error {
 }
 
 // replay sends again the frames a previous run left stored, waiting for
-// room in each shard's queue, until done or the shard set shuts down.
+// room in each shard's queue, until done or the shard set shuts down. A
+// client's queue frees room only when one of its frames settles, and with
+// a persistent queue every Send settles through q.onSettled, which signals
+// q.room: replay waits for that signal rather than polling. A signal left
+// from earlier, or from another shard, only costs one more attempt.
 func (s *shardSet) replay(left []storedFrame) {
 	defer close(s.replayDone)
 	if len(left) == 0 {
@@ -227,7 +237,7 @@ func (s *shardSet) replay(left []storedFrame) {
 			select {
 			case <-s.replayStop:
 				return
-			case <-time.After(10 * time.Millisecond):
+			case <-s.queue.room:
 			}
 		}
 	}
@@ -265,24 +275,36 @@ func (s *shardSet) shutdown(ctx context.Context) {
 // observer turns transport events into the processor's metrics. The
 // attribute sets are built once: the callbacks run on the send path.
 type observer struct {
-	tb         *metadata.TelemetryBuilder
-	health     *health
-	processor  attribute.KeyValue
-	shardAttrs []metric.MeasurementOption
-	ackAttrs   [][3]metric.MeasurementOption
+	tb              *metadata.TelemetryBuilder
+	health          *health
+	shardAttrs      []metric.MeasurementOption
+	ackAttrs        [][3]metric.MeasurementOption
+	refusedAttrs    map[string]metric.MeasurementOption
+	unroutableAttrs metric.MeasurementOption
 }
 
-func newObserver(tb *metadata.TelemetryBuilder, hl *health, id component.ID, shards int) *observer {
-	processorAttr := attribute.String("processor", id.String())
-	o := &observer{tb: tb, health: hl, processor: processorAttr}
+// refusalReasons lists every value of the refused_batches reason attribute.
+var refusalReasons = [...]string{reasonQueueFull, reasonClosed, reasonRejected, reasonUndelivered, reasonCanceled, reasonMalformed, reasonStorage}
+
+// newObserver builds the attribute sets of every series; identity is what
+// componenttelemetry.Identity returns for the set (nothing when the
+// Collector injects the component's ID).
+func newObserver(tb *metadata.TelemetryBuilder, hl *health, identity []attribute.KeyValue, shards int) *observer {
+	with := func(kvs ...attribute.KeyValue) metric.MeasurementOption {
+		return metric.WithAttributeSet(attribute.NewSet(append(slices.Clone(identity), kvs...)...))
+	}
+	o := &observer{tb: tb, health: hl, refusedAttrs: make(map[string]metric.MeasurementOption), unroutableAttrs: with()}
 	for shard := range shards {
 		shardAttr := attribute.Int("shard", shard)
-		o.shardAttrs = append(o.shardAttrs, metric.WithAttributeSet(attribute.NewSet(processorAttr, shardAttr)))
+		o.shardAttrs = append(o.shardAttrs, with(shardAttr))
 		var acks [3]metric.MeasurementOption
 		for status, name := range [3]string{"accepted", "retry", "rejected"} {
-			acks[status] = metric.WithAttributeSet(attribute.NewSet(processorAttr, shardAttr, attribute.String("status", name)))
+			acks[status] = with(shardAttr, attribute.String("status", name))
 		}
 		o.ackAttrs = append(o.ackAttrs, acks)
+	}
+	for _, reason := range refusalReasons {
+		o.refusedAttrs[reason] = with(attribute.String("reason", reason))
 	}
 	return o
 }
@@ -305,10 +327,10 @@ func (o *observer) recordZeros() {
 			o.tb.ProcessorSdpshardAcks.Add(ctx, 0, status)
 		}
 	}
-	for _, reason := range []string{reasonQueueFull, reasonClosed, reasonRejected, reasonUndelivered, reasonCanceled, reasonMalformed, reasonStorage} {
-		o.tb.ProcessorSdpshardRefusedBatches.Add(ctx, 0, metric.WithAttributes(o.processor, attribute.String("reason", reason)))
+	for _, attrs := range o.refusedAttrs {
+		o.tb.ProcessorSdpshardRefusedBatches.Add(ctx, 0, attrs)
 	}
-	o.tb.ProcessorSdpshardUnroutableItems.Add(ctx, 0, metric.WithAttributes(o.processor))
+	o.tb.ProcessorSdpshardUnroutableItems.Add(ctx, 0, o.unroutableAttrs)
 }
 
 var _ transport.Observer = (*observer)(nil)

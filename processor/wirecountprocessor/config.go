@@ -4,13 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-)
 
-// Attribute names the processor sets on its own metrics; a group_by key may
-// not reuse them, or the group value would overwrite them.
-const (
-	processorAttribute = "processor"
-	signalAttribute    = "otel.signal"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
 )
 
 // MissingValue is the group value used for a group_by key that the
@@ -59,8 +54,11 @@ func (cfg *Config) Validate() error {
 		case strings.TrimSpace(key) == "":
 			errs = append(errs, fmt.Errorf("group_by[%d]: key must not be empty", i))
 			continue
-		case key == processorAttribute || key == signalAttribute:
-			errs = append(errs, fmt.Errorf("group_by[%d]: key %q is reserved for the processor's own metric attributes", i, key))
+		case componenttelemetry.IsInjectedKey(key):
+			// The Collector identifies the processor's series under these
+			// names (or the processor does, when the Collector does not):
+			// a group value under the same name would hide or replace it.
+			errs = append(errs, fmt.Errorf("group_by[%d]: key %q is reserved for the attributes that identify the processor's telemetry", i, key))
 		}
 		if first, dup := seen[key]; dup {
 			errs = append(errs, fmt.Errorf("group_by[%d]: duplicate key %q (already group_by[%d])", i, key, first))

@@ -28,7 +28,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "empty_key", wantErr: "group_by[1]: key must not be empty"},
 		{name: "blank_key", wantErr: "group_by[0]: key must not be empty"},
 		{name: "duplicate_key", wantErr: `group_by[2]: duplicate key "tenant" (already group_by[0])`},
-		{name: "reserved_key", wantErr: `group_by[0]: key "processor" is reserved`},
+		{name: "reserved_key", wantErr: `group_by[0]: key "otelcol.signal" is reserved`},
 		{name: "zero_max_groups", wantErr: "max_groups: must be greater than zero, got 0"},
 		{name: "negative_max_groups", wantErr: "max_groups: must be greater than zero, got -5"},
 		{name: "negative_max_items", wantErr: "max_items_per_request: must be zero (no limit) or positive, got -1"},
@@ -61,7 +61,7 @@ func TestLoadConfigRejectsUnknownField(t *testing.T) {
 }
 
 func TestValidateReportsEveryProblem(t *testing.T) {
-	cfg := &Config{GroupBy: []string{"", "otel.signal"}, MaxGroups: 0, MaxItemsPerRequest: -2}
+	cfg := &Config{GroupBy: []string{"", "otelcol.component.id"}, MaxGroups: 0, MaxItemsPerRequest: -2}
 	err := cfg.Validate()
 	require.Error(t, err)
 	for _, want := range []string{"group_by[0]", "group_by[1]", "max_groups", "max_items_per_request"} {

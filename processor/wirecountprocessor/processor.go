@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
 	"github.com/otelcol-sdp/otelcol-sdp/processor/wirecountprocessor/internal/metadata"
 )
 
@@ -60,7 +61,7 @@ type scratch struct {
 	resources []wireResource
 }
 
-// counter meters one processor instance (one pipeline, one signal). Both
+// counter meters one processor instance (one signal). Both
 // counting paths, pdata and request bytes, feed it.
 type counter struct {
 	signal    pipeline.Signal
@@ -69,8 +70,9 @@ type counter struct {
 	maxItems  int
 	logger    *zap.Logger
 	telemetry *metadata.TelemetryBuilder
-	// base holds the processor and signal attributes every series carries;
-	// baseOpts records with only those, for the metrics that are not per group.
+	// base holds the identity attributes every series carries (none when
+	// the Collector injects them); baseOpts records with only those, for the
+	// metrics that are not per group.
 	base     []attribute.KeyValue
 	baseOpts []metric.AddOption
 	overflow *group
@@ -85,7 +87,13 @@ type counter struct {
 }
 
 func newCounter(set processor.Settings, cfg *Config, signal pipeline.Signal) (*counter, error) {
-	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	// A counter serves one signal but not always one pipeline: the stage
+	// that counts a request before the receiver decodes it runs once for
+	// every pipeline the receiver feeds (the first counter of the ID to
+	// register it counts). So its telemetry names the signal, not the
+	// pipeline.
+	ts := componenttelemetry.Drop(set.TelemetrySettings, componenttelemetry.PipelineIDKey)
+	tb, err := metadata.NewTelemetryBuilder(ts)
 	if err != nil {
 		return nil, fmt.Errorf("wirecount: creating telemetry: %w", err)
 	}
@@ -94,7 +102,7 @@ func newCounter(set processor.Settings, cfg *Config, signal pipeline.Signal) (*c
 		groupBy:   append([]string(nil), cfg.GroupBy...),
 		maxGroups: cfg.MaxGroups,
 		maxItems:  cfg.MaxItemsPerRequest,
-		logger:    set.Logger,
+		logger:    ts.Logger,
 		telemetry: tb,
 		seed:      maphash.MakeSeed(),
 		groups:    make(map[string]*group),
@@ -102,10 +110,9 @@ func newCounter(set processor.Settings, cfg *Config, signal pipeline.Signal) (*c
 		stage:     stageHook{id: set.ID},
 	}
 	c.scratch.New = func() any { return &scratch{} }
-	c.base = []attribute.KeyValue{
-		attribute.String(processorAttribute, set.ID.String()),
-		attribute.String(signalAttribute, signal.String()),
-	}
+	// The Collector injects the component's ID and signal; Identity
+	// records them only when it does not.
+	c.base = componenttelemetry.Identity(ts, set.ID, signal.String())
 	c.baseOpts = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(c.base...))}
 	values := make([]string, len(c.groupBy))
 	for i := range values {

@@ -2,7 +2,6 @@ package wirecountprocessor
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"testing"
 
@@ -58,10 +57,11 @@ func readSeries(t *testing.T, tt *componenttest.Telemetry, name string) series {
 	return got
 }
 
-// groupSet is the attribute set the processor must use for a resource: the
-// processor and signal attributes plus each group_by key rendered by pdata.
+// groupSet is the attribute set the processor must use for a resource when
+// the Collector does not inject its identity (as in these tests): the
+// component ID and signal attributes plus each group_by key rendered by pdata.
 func groupSet(id component.ID, signal string, groupBy []string, res pcommon.Resource) attribute.Set {
-	kvs := []attribute.KeyValue{attribute.String("processor", id.String()), attribute.String("otel.signal", signal)}
+	kvs := []attribute.KeyValue{attribute.String("otelcol.component.id", id.String()), attribute.String("otelcol.signal", signal)}
 	for _, k := range groupBy {
 		value := MissingValue
 		if v, ok := res.Attributes().Get(k); ok {
@@ -73,7 +73,7 @@ func groupSet(id component.ID, signal string, groupBy []string, res pcommon.Reso
 }
 
 func baseSet(id component.ID, signal string) attribute.Set {
-	return attribute.NewSet(attribute.String("processor", id.String()), attribute.String("otel.signal", signal))
+	return attribute.NewSet(attribute.String("otelcol.component.id", id.String()), attribute.String("otelcol.signal", signal))
 }
 
 // messageSize recovers the size of the one resource message inside a
@@ -240,7 +240,7 @@ func TestCardinalityCapFoldsIntoOverflowGroup(t *testing.T) {
 	})
 
 	spansOf := func(svc string) attribute.Set {
-		return attribute.NewSet(attribute.String("processor", "wirecount/capped"), attribute.String("otel.signal", "traces"), attribute.String("service.name", svc))
+		return attribute.NewSet(attribute.String("otelcol.component.id", "wirecount/capped"), attribute.String("otelcol.signal", "traces"), attribute.String("service.name", svc))
 	}
 	want := series{}
 	// a and b take the two slots; c, d and e (and a second c) fold.
@@ -323,11 +323,6 @@ func TestMaxItemsPerRequestRefusesLargeRequests(t *testing.T) {
 	}
 	assert.Equal(t, wantRequests, readSeries(t, tt, refusedRequestsMetric))
 	assert.Equal(t, wantItems, readSeries(t, tt, refusedItemsMetric))
-}
-
-func TestErrTooManyItemsIsASentinel(t *testing.T) {
-	err := consumererror.NewPermanent(errors.New("other"))
-	assert.NotErrorIs(t, err, ErrTooManyItems)
 }
 
 func TestConcurrentBatchesAreAllCounted(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
 )
 
 type stageHost struct {
@@ -94,7 +95,7 @@ func TestStageCountsOnceAndLikeThePdataPath(t *testing.T) {
 }
 
 // readSeriesByProcessor returns, per processor ID, the metric's series
-// with the processor attribute left out, so that two processors' counts
+// with the component ID attribute left out, so that two processors' counts
 // compare directly.
 func readSeriesByProcessor(t *testing.T, tt *componenttest.Telemetry, name string) map[string]map[string]int64 {
 	t.Helper()
@@ -102,8 +103,8 @@ func readSeriesByProcessor(t *testing.T, tt *componenttest.Telemetry, name strin
 	m, err := tt.GetMetric(name)
 	require.NoError(t, err)
 	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
-		id, _ := dp.Attributes.Value(processorAttribute)
-		rest, _ := dp.Attributes.Filter(func(kv attribute.KeyValue) bool { return kv.Key != processorAttribute })
+		id, _ := dp.Attributes.Value(componenttelemetry.ComponentIDKey)
+		rest, _ := dp.Attributes.Filter(func(kv attribute.KeyValue) bool { return kv.Key != componenttelemetry.ComponentIDKey })
 		if out[id.AsString()] == nil {
 			out[id.AsString()] = map[string]int64{}
 		}

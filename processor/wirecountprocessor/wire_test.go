@@ -206,3 +206,35 @@ func TestBytesPathCountsContentPdataDrops(t *testing.T) {
 		assert.Equal(t, int64(len(rs)), v)
 	}
 }
+
+// TestErrTooManyItemsMarksOnlyRequestsOverTheLimit drives both counting
+// paths at max_items_per_request and one past it, and with a malformed
+// request: only the request over the limit matches ErrTooManyItems, so a
+// caller can tell a size refusal from any other permanent error.
+func TestErrTooManyItemsMarksOnlyRequestsOverTheLimit(t *testing.T) {
+	const limit = 6
+	atLimit := tracesFromServices(3, "a", "b")                            // 6 spans
+	overLimit := tracesFromServices(1, "a", "b", "c", "d", "e", "f", "g") // 7 spans
+	marshal := func(td ptrace.Traces) []byte {
+		b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+		require.NoError(t, err)
+		return b
+	}
+	c, tt := newTestCounter(t, &Config{GroupBy: []string{"service.name"}, MaxGroups: 10, MaxItemsPerRequest: limit}, pipeline.SignalTraces)
+	paths := map[string]func(td ptrace.Traces) error{
+		"pdata": func(td ptrace.Traces) error { _, err := c.processTraces(context.Background(), td); return err },
+		"wire":  func(td ptrace.Traces) error { return c.countRequest(otlpwire.SignalTraces, marshal(td)) },
+	}
+	for name, count := range paths {
+		require.NoError(t, count(atLimit), "%s: a request of exactly max_items_per_request items is accepted", name)
+		err := count(overLimit)
+		require.ErrorIs(t, err, ErrTooManyItems, "%s: one item over the limit", name)
+		assert.True(t, consumererror.IsPermanent(err), name)
+	}
+	// A malformed request within the limit is refused for what it is.
+	err := c.countRequest(otlpwire.SignalTraces, marshal(atLimit)[:20])
+	require.ErrorIs(t, err, otlpwire.ErrMalformed)
+	assert.NotErrorIs(t, err, ErrTooManyItems)
+
+	assert.Equal(t, int64(2*limit), sumSeries(readSeries(t, tt, itemsMetric)), "the two requests at the limit are counted, nothing else")
+}

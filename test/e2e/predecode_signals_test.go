@@ -240,7 +240,7 @@ func divertLogsAndMetrics(t *testing.T, p *predecode) {
 		}
 	}
 	for _, sig := range []string{"logs", "metrics"} {
-		if v := p.metric(t, "otelcol_extension_wirestage_diverted_items", `extension="wirestage/divert"`, `otel_signal="`+sig+`"`); v == 0 {
+		if v := p.metric(t, "otelcol_extension_wirestage_diverted_items", `otelcol_component_id="wirestage/divert"`, `otelcol_signal="`+sig+`"`); v == 0 {
 			t.Errorf("wirestage diverted no %s items", sig)
 		}
 	}

@@ -343,10 +343,10 @@ func TestPreDecodeStage(t *testing.T) {
 			}
 			return nil
 		})
-		if v := p.metric(t, "otelcol_processor_wirecount_items", `processor="wirecount/divert"`); v != float64(spanCount(sent)) {
+		if v := p.metric(t, "otelcol_processor_wirecount_items", `otelcol_component_id="wirecount/divert"`); v != float64(spanCount(sent)) {
 			t.Errorf("wirecount/divert counted %v items, want %d", v, spanCount(sent))
 		}
-		if v := p.metric(t, "otelcol_extension_wirestage_requests", `extension="wirestage/divert"`, `outcome="diverted"`); v != 4 {
+		if v := p.metric(t, "otelcol_extension_wirestage_requests", `otelcol_component_id="wirestage/divert"`, `outcome="diverted"`); v != 4 {
 			t.Errorf("wirestage/divert diverted %v requests, want the 4 protobuf ones", v)
 		}
 		time.Sleep(time.Second)
@@ -376,8 +376,8 @@ func TestPreDecodeStage(t *testing.T) {
 		w, _ := resourcesByService(t, sent)
 		for service := range w {
 			for _, m := range []string{"otelcol_processor_wirecount_items", "otelcol_processor_wirecount_bytes"} {
-				stage := p.metric(t, m, `processor="wirecount/tee"`, `service_name="`+service+`"`)
-				pdata := p.metric(t, m, `processor="wirecount/plain"`, `service_name="`+service+`"`)
+				stage := p.metric(t, m, `otelcol_component_id="wirecount/tee"`, `service_name="`+service+`"`)
+				pdata := p.metric(t, m, `otelcol_component_id="wirecount/plain"`, `service_name="`+service+`"`)
 				if stage != pdata || stage == 0 {
 					t.Errorf("%s{service_name=%q}: %v at the stage, %v on the pdata path", m, service, stage, pdata)
 				}

@@ -64,13 +64,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	var err, errs error
 	builder.ProcessorWirecountBytes, err = builder.meter.Int64Counter(
 		"otelcol_processor_wirecount_bytes",
-		metric.WithDescription("Encoded OTLP size of the ResourceSpans, ResourceMetrics or ResourceLogs messages received per group. Besides `processor` and `otel.signal` it carries one attribute per configured `group_by` key, named after the key. [Development]"),
+		metric.WithDescription("Encoded OTLP size of the ResourceSpans, ResourceMetrics or ResourceLogs messages received per group. It carries one attribute per configured `group_by` key, named after the key. [Development]"),
 		metric.WithUnit("By"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorWirecountItems, err = builder.meter.Int64Counter(
 		"otelcol_processor_wirecount_items",
-		metric.WithDescription("Items (spans, metric data points, log records) received per group. Besides `processor` and `otel.signal` it carries one attribute per configured `group_by` key, named after the key. [Development]"),
+		metric.WithDescription("Items (spans, metric data points, log records) received per group. It carries one attribute per configured `group_by` key, named after the key. [Development]"),
 		metric.WithUnit("{item}"),
 	)
 	errs = errors.Join(errs, err)

@@ -24,7 +24,7 @@ func NewSettings(tt *componenttest.Telemetry) processor.Settings {
 func AssertEqualProcessorWirecountBytes(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_wirecount_bytes",
-		Description: "Encoded OTLP size of the ResourceSpans, ResourceMetrics or ResourceLogs messages received per group. Besides `processor` and `otel.signal` it carries one attribute per configured `group_by` key, named after the key. [Development]",
+		Description: "Encoded OTLP size of the ResourceSpans, ResourceMetrics or ResourceLogs messages received per group. It carries one attribute per configured `group_by` key, named after the key. [Development]",
 		Unit:        "By",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -40,7 +40,7 @@ func AssertEqualProcessorWirecountBytes(t *testing.T, tt *componenttest.Telemetr
 func AssertEqualProcessorWirecountItems(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_wirecount_items",
-		Description: "Items (spans, metric data points, log records) received per group. Besides `processor` and `otel.signal` it carries one attribute per configured `group_by` key, named after the key. [Development]",
+		Description: "Items (spans, metric data points, log records) received per group. It carries one attribute per configured `group_by` key, named after the key. [Development]",
 		Unit:        "{item}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
