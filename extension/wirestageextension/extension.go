@@ -226,6 +226,10 @@ func (w *wireStage) run(ctx context.Context, sig otlpwire.Signal, body []byte, c
 		return result{body: body}
 	}
 	w.tb.ExtensionWirestageItems.Add(ctx, int64(items), w.sigOpts[s]...)
+	resources := 0
+	for range otlpwire.NewRequest(sig, body).Resources() {
+		resources++ // no errors: ItemCount walked the same bytes
+	}
 	cur, flip := body, 0
 	for i, e := range ch.entries {
 		res, err := e.stage.ProcessRequest(ctx, otlpwire.NewRequest(sig, cur))
@@ -249,19 +253,21 @@ func (w *wireStage) run(ctx context.Context, sig otlpwire.Signal, body []byte, c
 		}
 		c.bufs[flip] = next
 		cur, flip = next, 1-flip
+		resources = len(res.Keep)
 		if len(cur) == 0 {
 			// Nothing stays: the later stages would see nothing.
 			w.tb.ExtensionWirestageDivertedItems.Add(ctx, int64(items), w.sigOpts[s]...)
 			w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][diverted]...)
-			return result{body: cur[:0:0], ran: &ran{ids: ch.ids[: i+1 : i+1]}}
+			return result{body: cur[:0:0], ran: &ran{sig: sig, ids: ch.ids[: i+1 : i+1]}}
 		}
 	}
+	left := items
 	if len(cur) != len(body) {
-		left, _ := otlpwire.NewRequest(sig, cur).ItemCount()
+		left, _ = otlpwire.NewRequest(sig, cur).ItemCount()
 		w.tb.ExtensionWirestageDivertedItems.Add(ctx, int64(items-left), w.sigOpts[s]...)
 	}
 	w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][passed]...)
-	return result{body: cur, ran: &ran{ids: ch.ids}}
+	return result{body: cur, ran: &ran{sig: sig, ids: ch.ids, resources: resources, items: left}}
 }
 
 // errKeepOutOfRange reports a stage result naming resources the request

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
@@ -106,7 +107,7 @@ var (
 )
 
 func (p *shardProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
-	if p.staged(ctx) {
+	if wirestageextension.StagedTraces(ctx, p.stage.id, td) {
 		return td, nil
 	}
 	b, err := tracesMarshaler.MarshalTraces(td)
@@ -125,7 +126,7 @@ func (p *shardProcessor) processTraces(ctx context.Context, td ptrace.Traces) (p
 }
 
 func (p *shardProcessor) processMetrics(ctx context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
-	if p.staged(ctx) {
+	if wirestageextension.StagedMetrics(ctx, p.stage.id, md) {
 		return md, nil
 	}
 	b, err := metricsMarshaler.MarshalMetrics(md)
@@ -144,7 +145,7 @@ func (p *shardProcessor) processMetrics(ctx context.Context, md pmetric.Metrics)
 }
 
 func (p *shardProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
-	if p.staged(ctx) {
+	if wirestageextension.StagedLogs(ctx, p.stage.id, ld) {
 		return ld, nil
 	}
 	b, err := logsMarshaler.MarshalLogs(ld)
