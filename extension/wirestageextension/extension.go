@@ -131,8 +131,7 @@ func (w *wireStage) register(id component.ID, sig otlpwire.Signal, s Stage, dive
 		return nil, nil
 	}
 	if diverts && !w.cfg.DivertAllPipelines {
-		return nil, fmt.Errorf("%w: %s diverts before the receiver decodes, which removes the diverted resources from every pipeline the receiver feeds; "+
-			"set divert_all_pipelines: true to accept that, or use mode: tee", ErrDivertNotAcknowledged, id)
+		return nil, divertNotAcknowledged(id)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
