@@ -80,7 +80,8 @@ type wireStage struct {
 	sigOpts     [signals][]metric.AddOption
 	outcomeOpts [signals][len(outcomes)][]metric.AddOption
 
-	calls sync.Pool
+	calls    sync.Pool
+	callsOut atomic.Int64
 }
 
 var (
@@ -296,10 +297,17 @@ func reassemble(dst []byte, sig otlpwire.Signal, cur []byte, keep []int) ([]byte
 	return dst, nil
 }
 
-func (w *wireStage) getCall() *call { return w.calls.Get().(*call) }
+// getCall takes a call's scratch space from the pool; putCall gives it
+// back. callsOut counts the calls between the two, so that tests can check
+// that no request keeps its buffers after it was answered.
+func (w *wireStage) getCall() *call {
+	w.callsOut.Add(1)
+	return w.calls.Get().(*call)
+}
 
 // putCall recycles c unless its buffers grew beyond what is worth keeping.
 func (w *wireStage) putCall(c *call) {
+	w.callsOut.Add(-1)
 	const maxPooled = 4 << 20
 	for i := range c.bufs {
 		if cap(c.bufs[i]) > maxPooled {
