@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,6 +92,17 @@ func TestConnectorFedPipelineProcessesLikeAnyReceiver(t *testing.T) {
 	sendAll(t, addrs["plain_grpc"], addrs["plain_http"], plain)
 	stagedSent, plainSent := values(staged), values(plain)
 	all := append(append([]ptrace.Traces(nil), stagedSent...), plainSent...)
+
+	// The stage handled the four protobuf requests sent to otlp (gRPC,
+	// gRPC+gzip, HTTP, HTTP+gzip); without it every count below would be
+	// the same and prove nothing.
+	eventually(t, 10*time.Second, func() error {
+		v, err := metricSum(metricsURL, "otelcol_extension_wirestage_requests", `outcome="passed"`)
+		if err == nil && v != 4 {
+			err = fmt.Errorf("the stage passed %v requests, want 4", v)
+		}
+		return err
+	})
 
 	// Downstream of traces/out: everything, once.
 	down := waitSpans(t, "downstream", spanCount(all), func() ([]ptrace.Traces, error) { return sink.traces("/out/v1/traces"), nil })
