@@ -131,3 +131,41 @@ service:
 `)
 	require.NoError(t, checkPipelines(component.MustNewID("wirestage"), []component.ID{component.MustNewID("sdpshard")}, conf))
 }
+
+func TestCheckConfig(t *testing.T) {
+	const conf = `
+extensions:
+  wirestage/a: {stages: [sdpshard/a]}
+  wirestage/b: {stages: [sdpshard/b], divert_all_pipelines: true}
+  wirestage/off: {stages: [sdpshard/off]}
+receivers:
+  otlp/a: {protocols: {grpc: {middlewares: [{id: wirestage/a}]}}}
+  otlp/b: {protocols: {grpc: {middlewares: [{id: wirestage/b}]}}}
+  otlp/off: {protocols: {grpc: {middlewares: [{id: wirestage/off}]}}}
+processors:
+  sdpshard/a: {mode: divert}
+  sdpshard/b: {mode: divert}
+  sdpshard/off: {mode: divert}
+service:
+  extensions: [wirestage/a, wirestage/b]
+  pipelines:
+    traces/a: {receivers: [otlp/a], processors: [batch, sdpshard/a], exporters: [debug]}
+    traces/b: {receivers: [otlp/b], processors: [sdpshard/b], exporters: [debug]}
+    traces/off: {receivers: [otlp/off], processors: [batch, sdpshard/off], exporters: [debug]}
+`
+	var asked []string
+	diverts := func(id component.ID, section *confmap.Conf) (bool, error) {
+		asked = append(asked, id.String())
+		return section.Get("mode") == "divert", nil
+	}
+	err := CheckConfig(confFromYAML(t, conf), diverts)
+	require.ErrorIs(t, err, ErrPipelineOrder)
+	require.ErrorIs(t, err, ErrDivertNotAcknowledged)
+	assert.ErrorContains(t, err, "extensions::wirestage/a: wirestage: a processor with a stage must come first in its pipelines: pipeline traces/a (fed by otlp/a, which uses wirestage/a): sdpshard/a comes after batch")
+	assert.ErrorContains(t, err, "extensions::wirestage/a: wirestage: a diverting stage needs divert_all_pipelines: true: sdpshard/a diverts")
+	assert.NotContains(t, err.Error(), "wirestage/b", "wirestage/b acknowledges diverting and its pipeline is in order")
+	assert.NotContains(t, err.Error(), "off", "an extension that is not enabled does not run")
+	assert.Equal(t, []string{"sdpshard/a"}, asked, "only unacknowledged stages are asked whether they divert")
+
+	require.NoError(t, CheckConfig(confFromYAML(t, "receivers: {otlp: {}}\n"), diverts), "no service section: the Collector reports it")
+}
