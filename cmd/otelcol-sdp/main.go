@@ -6,6 +6,7 @@ package main
 import (
 	"os"
 
+	wirestageconverter "github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension/wirestageconverter"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	envprovider "go.opentelemetry.io/collector/confmap/provider/envprovider"
@@ -31,6 +32,9 @@ func main() {
 					fileprovider.NewFactory(),
 					yamlprovider.NewFactory(),
 				},
+				ConverterFactories: []confmap.ConverterFactory{
+					wirestageconverter.NewFactory(),
+				},
 			},
 		},
 		ProviderModules: map[string]string{
@@ -38,7 +42,9 @@ func main() {
 			fileprovider.NewFactory().Create(confmap.ProviderSettings{}).Scheme(): "go.opentelemetry.io/collector/confmap/provider/fileprovider v1.71.0",
 			yamlprovider.NewFactory().Create(confmap.ProviderSettings{}).Scheme(): "go.opentelemetry.io/collector/confmap/provider/yamlprovider v1.71.0",
 		},
-		ConverterModules: []string{},
+		ConverterModules: []string{
+			"github.com/otelcol-sdp/otelcol-sdp v0.1.0",
+		},
 	}
 
 	if err := run(set); err != nil {

@@ -82,7 +82,8 @@ type wireStage struct {
 	sigOpts     [signals][]metric.AddOption
 	outcomeOpts [signals][len(outcomes)][]metric.AddOption
 
-	calls sync.Pool
+	calls    sync.Pool
+	callsOut atomic.Int64
 }
 
 var (
@@ -140,8 +141,7 @@ func (w *wireStage) register(id component.ID, sig otlpwire.Signal, s Stage, dive
 		return nil, nil
 	}
 	if diverts && !w.cfg.DivertAllPipelines {
-		return nil, fmt.Errorf("%w: %s diverts before the receiver decodes, which removes the diverted resources from every pipeline the receiver feeds; "+
-			"set divert_all_pipelines: true to accept that, or use mode: tee", ErrDivertNotAcknowledged, id)
+		return nil, divertNotAcknowledged(id)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -235,6 +235,10 @@ func (w *wireStage) run(ctx context.Context, sig otlpwire.Signal, body []byte, c
 		return result{body: body}
 	}
 	w.tb.ExtensionWirestageItems.Add(ctx, int64(items), w.sigOpts[s]...)
+	resources := 0
+	for range otlpwire.NewRequest(sig, body).Resources() {
+		resources++ // no errors: ItemCount walked the same bytes
+	}
 	cur, flip := body, 0
 	for i, e := range ch.entries {
 		res, err := e.stage.ProcessRequest(ctx, otlpwire.NewRequest(sig, cur))
@@ -258,19 +262,21 @@ func (w *wireStage) run(ctx context.Context, sig otlpwire.Signal, body []byte, c
 		}
 		c.bufs[flip] = next
 		cur, flip = next, 1-flip
+		resources = len(res.Keep)
 		if len(cur) == 0 {
 			// Nothing stays: the later stages would see nothing.
 			w.tb.ExtensionWirestageDivertedItems.Add(ctx, int64(items), w.sigOpts[s]...)
 			w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][diverted]...)
-			return result{body: cur[:0:0], ran: &ran{ids: ch.ids[: i+1 : i+1]}}
+			return result{body: cur[:0:0], ran: &ran{sig: sig, ids: ch.ids[: i+1 : i+1]}}
 		}
 	}
+	left := items
 	if len(cur) != len(body) {
-		left, _ := otlpwire.NewRequest(sig, cur).ItemCount()
+		left, _ = otlpwire.NewRequest(sig, cur).ItemCount()
 		w.tb.ExtensionWirestageDivertedItems.Add(ctx, int64(items-left), w.sigOpts[s]...)
 	}
 	w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][passed]...)
-	return result{body: cur, ran: &ran{ids: ch.ids}}
+	return result{body: cur, ran: &ran{sig: sig, ids: ch.ids, resources: resources, items: left}}
 }
 
 // errKeepOutOfRange reports a stage result naming resources the request
@@ -300,10 +306,17 @@ func reassemble(dst []byte, sig otlpwire.Signal, cur []byte, keep []int) ([]byte
 	return dst, nil
 }
 
-func (w *wireStage) getCall() *call { return w.calls.Get().(*call) }
+// getCall takes a call's scratch space from the pool; putCall gives it
+// back. callsOut counts the calls between the two, so that tests can check
+// that no request keeps its buffers after it was answered.
+func (w *wireStage) getCall() *call {
+	w.callsOut.Add(1)
+	return w.calls.Get().(*call)
+}
 
 // putCall recycles c unless its buffers grew beyond what is worth keeping.
 func (w *wireStage) putCall(c *call) {
+	w.callsOut.Add(-1)
 	const maxPooled = 4 << 20
 	for i := range c.bufs {
 		if cap(c.bufs[i]) > maxPooled {

@@ -100,7 +100,7 @@ func (r *rig) startReceiver() {
 	t.Helper()
 	next, err := processorhelper.NewTraces(context.Background(), processortest.NewNopSettings(component.MustNewType("sdpshard")),
 		struct{}{}, &r.sink, func(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
-			s := seen{spans: td.SpanCount(), ran: Ran(ctx, stageID)}
+			s := seen{spans: td.SpanCount(), ran: StagedTraces(ctx, stageID, td)}
 			for i := 0; i < td.ResourceSpans().Len(); i++ {
 				v, _ := td.ResourceSpans().At(i).Resource().Attributes().Get("service.name")
 				s.resources = append(s.resources, v.Str())

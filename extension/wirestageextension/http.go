@@ -25,10 +25,15 @@ const (
 
 const protobufContentType = "application/x-protobuf"
 
-// maxSizeHint bounds the buffer allocated up front from Content-Length,
-// which the client chooses; larger bodies grow as they are read (the
-// receiver's max_request_body_size still applies).
-const maxSizeHint = 16 << 20
+// The request buffer grows with the bytes that arrived, never with the
+// Content-Length the client declares: each growth adds what the buffer
+// already holds (at least minReadStep), but never more than maxReadStep, so
+// a request holds at most the bytes it sent plus maxReadStep. confighttp's
+// max_request_body_size bounds the bytes themselves.
+const (
+	minReadStep = 4 << 10
+	maxReadStep = 1 << 20
+)
 
 // GetHTTPHandler wraps the otlp receiver's HTTP handler. confighttp applies
 // middlewares inside its decompression, so the body read here is the
@@ -52,12 +57,7 @@ func (h *httpStage) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	c := h.w.getCall()
 	defer h.w.putCall(c)
-	buf := c.bufs[0][:0]
-	if n := r.ContentLength; n > 0 && n <= maxSizeHint && int(n) > cap(buf) {
-		// Uncompressed bodies announce their size; compressed ones grow.
-		buf = make([]byte, 0, n+1)
-	}
-	body, err := readBody(r.Body, buf)
+	body, err := readBody(r.Body, c.bufs[0][:0])
 	c.bufs[0] = body
 	_ = r.Body.Close()
 	if err != nil {
@@ -107,11 +107,13 @@ func isProtobuf(contentType string) bool {
 	return strings.EqualFold(strings.TrimSpace(mt), protobufContentType)
 }
 
-// readBody reads all of body into dst.
+// readBody reads all of body into dst, growing it by readStep.
 func readBody(body io.Reader, dst []byte) ([]byte, error) {
 	for {
 		if len(dst) == cap(dst) {
-			dst = append(dst, 0)[:len(dst)]
+			grown := make([]byte, len(dst), len(dst)+readStep(len(dst)))
+			copy(grown, dst)
+			dst = grown
 		}
 		n, err := body.Read(dst[len(dst):cap(dst)])
 		dst = dst[:len(dst)+n]
@@ -122,6 +124,12 @@ func readBody(body io.Reader, dst []byte) ([]byte, error) {
 			return dst, err
 		}
 	}
+}
+
+// readStep is how much a buffer holding n bytes grows when it is full:
+// geometric for small bodies, linear beyond maxReadStep.
+func readStep(n int) int {
+	return min(max(n, minReadStep), maxReadStep)
 }
 
 // writeStatus answers with a google.rpc.Status in protobuf, as the otlp

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
+	"github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/metadata"
 )
@@ -33,7 +34,7 @@ func (reg *registry) createTraces(ctx context.Context, set processor.Settings, c
 	if err != nil {
 		return nil, err
 	}
-	return processorhelper.NewTraces(ctx, set, cfg, next, p.processTraces, p.options()...)
+	return processorhelper.NewTraces(ctx, set, cfg, wirestageextension.PassOnTraces(next, set.ID), p.processTraces, p.options()...)
 }
 
 func (reg *registry) createMetrics(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Metrics) (processor.Metrics, error) {
@@ -41,7 +42,7 @@ func (reg *registry) createMetrics(ctx context.Context, set processor.Settings, 
 	if err != nil {
 		return nil, err
 	}
-	return processorhelper.NewMetrics(ctx, set, cfg, next, p.processMetrics, p.options()...)
+	return processorhelper.NewMetrics(ctx, set, cfg, wirestageextension.PassOnMetrics(next, set.ID), p.processMetrics, p.options()...)
 }
 
 func (reg *registry) createLogs(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Logs) (processor.Logs, error) {
@@ -49,5 +50,5 @@ func (reg *registry) createLogs(ctx context.Context, set processor.Settings, cfg
 	if err != nil {
 		return nil, err
 	}
-	return processorhelper.NewLogs(ctx, set, cfg, next, p.processLogs, p.options()...)
+	return processorhelper.NewLogs(ctx, set, cfg, wirestageextension.PassOnLogs(next, set.ID), p.processLogs, p.options()...)
 }

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
@@ -102,7 +103,7 @@ var (
 )
 
 func (p *shardProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
-	if p.staged(ctx) {
+	if wirestageextension.StagedTraces(ctx, p.stage.id, td) {
 		return td, nil
 	}
 	b, err := tracesMarshaler.MarshalTraces(td)
@@ -121,7 +122,7 @@ func (p *shardProcessor) processTraces(ctx context.Context, td ptrace.Traces) (p
 }
 
 func (p *shardProcessor) processMetrics(ctx context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
-	if p.staged(ctx) {
+	if wirestageextension.StagedMetrics(ctx, p.stage.id, md) {
 		return md, nil
 	}
 	b, err := metricsMarshaler.MarshalMetrics(md)
@@ -140,7 +141,7 @@ func (p *shardProcessor) processMetrics(ctx context.Context, md pmetric.Metrics)
 }
 
 func (p *shardProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
-	if p.staged(ctx) {
+	if wirestageextension.StagedLogs(ctx, p.stage.id, ld) {
 		return ld, nil
 	}
 	b, err := logsMarshaler.MarshalLogs(ld)

@@ -49,10 +49,3 @@ func (p *shardProcessor) processRequest(ctx context.Context, req otlpwire.Reques
 	}
 	return wirestageextension.Result{Divert: true, Keep: keep}, nil
 }
-
-// staged reports whether the stage already forwarded the batch of ctx, so
-// that the pdata path passes it on untouched: in divert mode what reaches
-// the pipeline is exactly what the stage kept.
-func (p *shardProcessor) staged(ctx context.Context) bool {
-	return wirestageextension.Ran(ctx, p.stage.id)
-}

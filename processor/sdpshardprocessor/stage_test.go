@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension/extensionmiddleware"
 	"go.opentelemetry.io/collector/extension/extensiontest"
@@ -176,4 +177,38 @@ func TestDivertStageNeedsAcknowledgement(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, p.Start(context.Background(), host))
 	require.NoError(t, p.Shutdown(context.Background()))
+}
+
+// TestConnectorDataIsForwardedLikeAnyReceivers: the processor whose stage
+// forwarded a request passes the batch on, through a stand-in for core's
+// forward connector (same context, same data), to a second pipeline holding
+// a processor of the same ID. That one forwards what it receives, as it
+// would from any receiver: each resource reaches the sidecar once for the
+// stage and once for the second pipeline.
+func TestConnectorDataIsForwardedLikeAnyReceivers(t *testing.T) {
+	host, mw := newStageHost(t, true)
+	endpoints := newEndpoints(t, "unix", 1)
+	rec := newRecorder()
+	startSidecar(t, endpoints[0], rec)
+	cfg := testConfig(endpoints)
+	cfg.Mode = ModeTee
+	cfg.WaitForAck = true
+	create := func(next consumer.Traces) processor.Traces {
+		p, err := NewFactory().CreateTraces(context.Background(), testSettings(nil), cfg, next)
+		require.NoError(t, err)
+		require.NoError(t, p.Start(context.Background(), host))
+		t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+		return p
+	}
+	sink := new(consumertest.TracesSink)
+	second := create(sink)
+	forward, err := consumer.NewTraces(second.ConsumeTraces)
+	require.NoError(t, err)
+	first := create(forward)
+
+	td, _ := buildTraces(0, 3, 2)
+	require.Equal(t, http.StatusOK, serveLikeReceiver(t, mw, first, td))
+	assert.Equal(t, 6, sink.SpanCount(), "the second pipeline got every span")
+	assert.Eventually(t, func() bool { return len(rec.snapshot()) == 6 }, 5*time.Second, 10*time.Millisecond,
+		"three frames from the stage, three from the second pipeline")
 }

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
+	"github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension"
 	"github.com/otelcol-sdp/otelcol-sdp/processor/wirecountprocessor/internal/metadata"
 )
 
@@ -39,7 +40,7 @@ func createTraces(ctx context.Context, set processor.Settings, cfg component.Con
 	if err != nil {
 		return nil, err
 	}
-	return processorhelper.NewTraces(ctx, set, cfg, next, c.processTraces, readOnly, processorhelper.WithStart(c.start), processorhelper.WithShutdown(c.shutdown))
+	return processorhelper.NewTraces(ctx, set, cfg, wirestageextension.PassOnTraces(next, set.ID), c.processTraces, readOnly, processorhelper.WithStart(c.start), processorhelper.WithShutdown(c.shutdown))
 }
 
 func createMetrics(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Metrics) (processor.Metrics, error) {
@@ -47,7 +48,7 @@ func createMetrics(ctx context.Context, set processor.Settings, cfg component.Co
 	if err != nil {
 		return nil, err
 	}
-	return processorhelper.NewMetrics(ctx, set, cfg, next, c.processMetrics, readOnly, processorhelper.WithStart(c.start), processorhelper.WithShutdown(c.shutdown))
+	return processorhelper.NewMetrics(ctx, set, cfg, wirestageextension.PassOnMetrics(next, set.ID), c.processMetrics, readOnly, processorhelper.WithStart(c.start), processorhelper.WithShutdown(c.shutdown))
 }
 
 func createLogs(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Logs) (processor.Logs, error) {
@@ -55,5 +56,5 @@ func createLogs(ctx context.Context, set processor.Settings, cfg component.Confi
 	if err != nil {
 		return nil, err
 	}
-	return processorhelper.NewLogs(ctx, set, cfg, next, c.processLogs, readOnly, processorhelper.WithStart(c.start), processorhelper.WithShutdown(c.shutdown))
+	return processorhelper.NewLogs(ctx, set, cfg, wirestageextension.PassOnLogs(next, set.ID), c.processLogs, readOnly, processorhelper.WithStart(c.start), processorhelper.WithShutdown(c.shutdown))
 }

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
 	"github.com/otelcol-sdp/otelcol-sdp/processor/wirecountprocessor/internal/metadata"
 )
@@ -275,7 +276,7 @@ func (c *counter) appendPdataKey(dst []byte, attrs pcommon.Map) []byte {
 // processTraces meters a traces batch on pdata: items are the spans of each
 // ResourceSpans, bytes its encoded size.
 func (c *counter) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
-	if c.staged(ctx) {
+	if wirestageextension.StagedTraces(ctx, c.stage.id, td) {
 		return td, nil
 	}
 	if c.maxItems > 0 {
@@ -304,7 +305,7 @@ func (c *counter) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.T
 // processMetrics meters a metrics batch on pdata: items are the data points
 // of each ResourceMetrics, bytes its encoded size.
 func (c *counter) processMetrics(ctx context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
-	if c.staged(ctx) {
+	if wirestageextension.StagedMetrics(ctx, c.stage.id, md) {
 		return md, nil
 	}
 	if c.maxItems > 0 {
@@ -354,7 +355,7 @@ func dataPointCount(m pmetric.Metric) int {
 // processLogs meters a logs batch on pdata: items are the log records of
 // each ResourceLogs, bytes its encoded size.
 func (c *counter) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
-	if c.staged(ctx) {
+	if wirestageextension.StagedLogs(ctx, c.stage.id, ld) {
 		return ld, nil
 	}
 	if c.maxItems > 0 {

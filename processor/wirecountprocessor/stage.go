@@ -48,8 +48,3 @@ func (c *counter) shutdownStage() {
 func (c *counter) processRequest(_ context.Context, req otlpwire.Request) (wirestageextension.Result, error) {
 	return wirestageextension.Result{}, c.countRequest(req.Signal(), req.Bytes())
 }
-
-// staged reports whether the stage already counted the batch of ctx.
-func (c *counter) staged(ctx context.Context) bool {
-	return wirestageextension.Ran(ctx, c.stage.id)
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension/extensionmiddleware"
 	"go.opentelemetry.io/collector/extension/extensiontest"
@@ -111,4 +112,78 @@ func readSeriesByProcessor(t *testing.T, tt *componenttest.Telemetry, name strin
 		out[id.AsString()][rest.Encoded(attribute.DefaultEncoder())] += dp.Value
 	}
 	return out
+}
+
+// TestConnectorDataIsCountedLikeAnyReceivers: a counter whose stage ran
+// sits in the pipeline the receiver feeds and passes its batch to a
+// connector (here a stand-in for core's forward connector, which passes
+// context and data on as they are) into a second pipeline holding a
+// counter of the same ID. The first counter skips what its stage counted;
+// the second counts what it receives, as it would from any receiver. So
+// the ID's series equal those of a pdata-only counter fed each batch twice
+// (once for each pipeline).
+func TestConnectorDataIsCountedLikeAnyReceivers(t *testing.T) {
+	staged := component.MustNewIDWithName("wirecount", "staged")
+	f := wirestageextension.NewFactory()
+	extCfg := f.CreateDefaultConfig().(*wirestageextension.Config)
+	extCfg.Stages = []component.ID{staged}
+	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), extCfg)
+	require.NoError(t, err)
+	host := &stageHost{exts: map[component.ID]component.Component{component.MustNewID("wirestage"): ext}}
+	require.NoError(t, ext.Start(context.Background(), host))
+	defer func() { require.NoError(t, ext.Shutdown(context.Background())) }()
+
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	create := func(id component.ID, next consumer.Traces) processor.Traces {
+		set := processortest.NewNopSettings(id.Type())
+		set.ID = id
+		set.TelemetrySettings = tel.NewTelemetrySettings()
+		cfg := createDefaultConfig().(*Config)
+		cfg.GroupBy = []string{"service.name", "host.name"}
+		p, err := NewFactory().CreateTraces(context.Background(), set, cfg, next)
+		require.NoError(t, err)
+		require.NoError(t, p.Start(context.Background(), host))
+		t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+		return p
+	}
+	sink := new(consumertest.TracesSink)
+	second := create(staged, sink)
+	forward, err := consumer.NewTraces(second.ConsumeTraces) // same context, same data
+	require.NoError(t, err)
+	first := create(staged, forward)
+	pdataProc := create(component.MustNewIDWithName("wirecount", "pdata"), new(consumertest.TracesSink))
+
+	wrap, err := ext.(extensionmiddleware.HTTPServer).GetHTTPHandler(context.Background())
+	require.NoError(t, err)
+	h, err := wrap(context.Background(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(body)
+		require.NoError(t, err)
+		require.NoError(t, first.ConsumeTraces(r.Context(), td))
+	}))
+	require.NoError(t, err)
+
+	rng := rand.New(rand.NewPCG(5, 7))
+	spans := 0
+	for range 10 {
+		td := generateTraces(rng, batchShape{resources: 4, scopes: 2, items: 3, varied: true})
+		spans += td.SpanCount()
+		b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+		require.NoError(t, err)
+		req := httptest.NewRequest(http.MethodPost, "/v1/traces", bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/x-protobuf")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusOK, rec.Code)
+		// Once for the stage (first pipeline), once for the second.
+		require.NoError(t, pdataProc.ConsumeTraces(context.Background(), td))
+		require.NoError(t, pdataProc.ConsumeTraces(context.Background(), td))
+	}
+	assert.Equal(t, spans, sink.SpanCount(), "the second pipeline got every span")
+	for _, name := range []string{"otelcol_processor_wirecount_items", "otelcol_processor_wirecount_bytes"} {
+		all := readSeriesByProcessor(t, tel, name)
+		require.NotEmpty(t, all["wirecount/pdata"], name)
+		assert.Equal(t, all["wirecount/pdata"], all["wirecount/staged"], name)
+	}
 }

@@ -92,6 +92,7 @@ type components struct {
 	Processors []component `yaml:"processors"`
 	Exporters  []component `yaml:"exporters"`
 	Extensions []component `yaml:"extensions"`
+	Connectors []component `yaml:"connectors"`
 }
 
 type component struct {
@@ -130,6 +131,7 @@ func TestComponentsListsTheDistribution(t *testing.T) {
 		{"exporter", got.Exporters, "otlp_http", "go.opentelemetry.io/collector/exporter/otlphttpexporter v0.165.0"},
 		{"extension", got.Extensions, "health_check", "github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension v0.165.0"},
 		{"extension", got.Extensions, "zpages", "go.opentelemetry.io/collector/extension/zpagesextension v0.165.0"},
+		{"connector", got.Connectors, "forward", "go.opentelemetry.io/collector/connector/forwardconnector v0.165.0"},
 		{"extension", got.Extensions, "pprof", "github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension v0.165.0"},
 	} {
 		found := false
