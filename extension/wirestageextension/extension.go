@@ -81,6 +81,8 @@ type wireStage struct {
 	outcomeOpts [signals][len(outcomes)][]metric.AddOption
 
 	calls sync.Pool
+
+	grpc grpcShared // the gRPC hand-off's count of held buffers, and test seams
 }
 
 var (
