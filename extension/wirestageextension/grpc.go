@@ -78,6 +78,20 @@ var errHandoffMiss = errors.New("wirestage: the request bytes the gRPC codec kep
 // with it the receiver's start, when this Collector build does not offer
 // what the hook relies on.
 func (w *wireStage) GetGRPCServerOptions(context.Context) ([]grpc.ServerOption, error) {
+	g, err := w.newGRPCStage()
+	if err != nil {
+		return nil, err
+	}
+	return []grpc.ServerOption{
+		grpc.ForceServerCodecV2(g),
+		grpc.StatsHandler(g),
+		grpc.ChainUnaryInterceptor(g.intercept),
+	}, nil
+}
+
+// newGRPCStage checks what the hook relies on and builds one server's
+// stage.
+func (w *wireStage) newGRPCStage() (*grpcStage, error) {
 	find := w.grpc.findTypes
 	if find == nil {
 		find = findRequestTypes
@@ -94,11 +108,7 @@ func (w *wireStage) GetGRPCServerOptions(context.Context) ([]grpc.ServerOption, 
 	for s := range signals {
 		g.missOpts[s] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("otel.signal", otlpwire.Signal(s+1).String())))}
 	}
-	return []grpc.ServerOption{
-		grpc.ForceServerCodecV2(g),
-		grpc.StatsHandler(g),
-		grpc.ChainUnaryInterceptor(g.intercept),
-	}, nil
+	return g, nil
 }
 
 // grpcStage is the codec, stats handler and interceptor of one server.

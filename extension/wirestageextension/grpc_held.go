@@ -26,6 +26,9 @@ type kept struct {
 type heldCount struct {
 	buffers atomic.Int64
 	bytes   atomic.Int64
+	// kept counts the buffers ever kept, so that a test can tell that a
+	// path it drives did keep something.
+	kept atomic.Int64
 }
 
 // keep takes a reference to data that outlives it: gRPC frees data when
@@ -45,6 +48,7 @@ func (g *grpcStage) keep(sig otlpwire.Signal, data mem.BufferSlice) *kept {
 		data.CopyTo(*b)
 		k.buf = mem.NewBuffer(b, &g.pool)
 	}
+	g.w.grpc.held.kept.Add(1)
 	g.w.grpc.held.buffers.Add(1)
 	g.w.grpc.held.bytes.Add(int64(k.n))
 	g.w.tb.ExtensionWirestageGrpcHeldBytes.Add(context.Background(), int64(k.n))

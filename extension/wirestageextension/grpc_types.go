@@ -29,12 +29,16 @@ type requestTypes [signals]reflect.Type
 // findRequestTypes reads the request types from pdata. It fails when a
 // wrapper no longer has an orig field holding a pointer to a struct.
 func findRequestTypes() (requestTypes, error) {
-	var rt requestTypes
-	wrappers := [signals]reflect.Type{
+	return requestTypesOf([signals]reflect.Type{
 		otlpwire.SignalTraces - 1:  reflect.TypeFor[ptraceotlp.ExportRequest](),
 		otlpwire.SignalMetrics - 1: reflect.TypeFor[pmetricotlp.ExportRequest](),
 		otlpwire.SignalLogs - 1:    reflect.TypeFor[plogotlp.ExportRequest](),
-	}
+	})
+}
+
+// requestTypesOf reads the request types from the wrappers of each signal.
+func requestTypesOf(wrappers [signals]reflect.Type) (requestTypes, error) {
+	var rt requestTypes
 	for i, w := range wrappers {
 		f, ok := w.FieldByName("orig")
 		if !ok || f.Type.Kind() != reflect.Pointer || f.Type.Elem().Kind() != reflect.Struct {
