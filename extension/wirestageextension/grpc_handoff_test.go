@@ -49,7 +49,7 @@ func (tokenAuth) Authenticate(ctx context.Context, headers map[string][]string) 
 		return context.WithValue(ctx, authedKey{}, true), nil
 	case len(v) == 1 && v[0] == "Bearer slow":
 		<-ctx.Done()
-		return ctx, ctx.Err()
+		return ctx, status.FromContextError(ctx.Err()).Err()
 	}
 	return ctx, errors.New("bad token")
 }
