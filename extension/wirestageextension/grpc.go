@@ -63,6 +63,8 @@ type grpcShared struct {
 
 	// findTypes replaces findRequestTypes.
 	findTypes func() (requestTypes, error)
+	// probe replaces probeGRPC.
+	probe func(context.Context, requestTypes) error
 	// loseHandoff drops kept bytes at InPayload, to force a hand-off miss.
 	loseHandoff bool
 	// intercepted sees the context the interceptor is called with.
@@ -77,8 +79,8 @@ var errHandoffMiss = errors.New("wirestage: the request bytes the gRPC codec kep
 // that run the stages on the otlp receiver's gRPC server. It fails, and
 // with it the receiver's start, when this Collector build does not offer
 // what the hook relies on.
-func (w *wireStage) GetGRPCServerOptions(context.Context) ([]grpc.ServerOption, error) {
-	g, err := w.newGRPCStage()
+func (w *wireStage) GetGRPCServerOptions(ctx context.Context) ([]grpc.ServerOption, error) {
+	g, err := w.newGRPCStage(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +93,7 @@ func (w *wireStage) GetGRPCServerOptions(context.Context) ([]grpc.ServerOption, 
 
 // newGRPCStage checks what the hook relies on and builds one server's
 // stage.
-func (w *wireStage) newGRPCStage() (*grpcStage, error) {
+func (w *wireStage) newGRPCStage(ctx context.Context) (*grpcStage, error) {
 	find := w.grpc.findTypes
 	if find == nil {
 		find = findRequestTypes
@@ -103,6 +105,13 @@ func (w *wireStage) newGRPCStage() (*grpcStage, error) {
 	delegate := encoding.GetCodecV2("proto")
 	if delegate == nil {
 		return nil, fmt.Errorf("%s: %w: grpc-go has no proto codec registered", w.id, ErrGRPCUnsupported)
+	}
+	probe := w.grpc.probe
+	if probe == nil {
+		probe = probeGRPC
+	}
+	if err := probe(ctx, types); err != nil {
+		return nil, fmt.Errorf("%s cannot run the stages on gRPC; remove it from the gRPC server's middlewares (HTTP is unaffected): %w: grpc-go does not call the server as the hand-off needs: %w", w.id, ErrGRPCUnsupported, err)
 	}
 	g := &grpcStage{w: w, types: types, delegate: delegate}
 	for s := range signals {

@@ -63,7 +63,7 @@ func FuzzGRPCHandoff(f *testing.F) {
 	if _, err := w.register(stageID, otlpwire.SignalTraces, stage, true); err != nil {
 		f.Fatal(err)
 	}
-	g, err := w.newGRPCStage()
+	g, err := w.newGRPCStage(context.Background())
 	if err != nil {
 		f.Fatal(err)
 	}

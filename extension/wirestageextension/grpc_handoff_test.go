@@ -339,3 +339,24 @@ func TestGRPCRefusesToStartWithoutRequestTypes(t *testing.T) {
 	assert.ErrorContains(t, err, "wirestage/test cannot run the stages on gRPC")
 	assert.ErrorContains(t, err, "renamedWrapper has no orig field")
 }
+
+// TestGRPCProbe: the start-up probe passes on the grpc-go this module pins,
+// and refuses, with the receiver's start, a build where grpc-go does not
+// decode export requests into the request types the hook looks for.
+func TestGRPCProbe(t *testing.T) {
+	rt, err := findRequestTypes()
+	require.NoError(t, err)
+	require.NoError(t, probeGRPC(context.Background(), rt))
+
+	swapped := rt
+	swapped[0], swapped[1] = rt[1], rt[0]
+	err = probeGRPC(context.Background(), swapped)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "not the traces request type")
+
+	a := newAuthRig(t, &stageRecorder{})
+	a.ext.grpc.findTypes = func() (requestTypes, error) { return swapped, nil }
+	err = a.start()
+	require.ErrorIs(t, err, ErrGRPCUnsupported)
+	assert.ErrorContains(t, err, "grpc-go does not call the server as the hand-off needs")
+}

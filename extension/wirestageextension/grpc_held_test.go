@@ -4,6 +4,7 @@ package wirestageextension
 
 import (
 	"bytes"
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,7 +36,7 @@ func TestSizeClassPool(t *testing.T) {
 func TestKeepOutlivesReceivedBuffers(t *testing.T) {
 	w, err := newWireStage(settingsFor(t), divertConfig())
 	require.NoError(t, err)
-	g, err := w.newGRPCStage()
+	g, err := w.newGRPCStage(context.Background())
 	require.NoError(t, err)
 	body := bytes.Repeat([]byte("0123456789abcdef"), 8192) // 128 KiB
 	for _, at := range []int{0, 16 << 10, 1000} {
@@ -60,7 +61,7 @@ func TestKeepOutlivesReceivedBuffers(t *testing.T) {
 func BenchmarkKeep(b *testing.B) {
 	w, err := newWireStage(settingsFor(b), divertConfig())
 	require.NoError(b, err)
-	g, err := w.newGRPCStage()
+	g, err := w.newGRPCStage(context.Background())
 	require.NoError(b, err)
 	body := bytes.Repeat([]byte{7}, 1<<20)
 	for _, c := range []struct {

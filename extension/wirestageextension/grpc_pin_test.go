@@ -156,7 +156,7 @@ func pinServer(t *testing.T) (*tracer, *grpc.ClientConn, map[otlpwire.Signal]*st
 		_, err := w.register(stageID, sig, stages[sig], false)
 		require.NoError(t, err)
 	}
-	g, err := w.newGRPCStage()
+	g, err := w.newGRPCStage(context.Background())
 	require.NoError(t, err)
 	tr := &tracer{g: g}
 	s := grpc.NewServer(grpc.ChainUnaryInterceptor(tr.intercept), grpc.ForceServerCodecV2(tr), grpc.StatsHandler(tr), grpc.ChainUnaryInterceptor(g.intercept))
