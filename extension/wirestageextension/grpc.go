@@ -63,8 +63,6 @@ type grpcShared struct {
 
 	// findTypes replaces findRequestTypes.
 	findTypes func() (requestTypes, error)
-	// probe replaces probeGRPC.
-	probe func(context.Context, requestTypes) error
 	// loseHandoff drops kept bytes at InPayload, to force a hand-off miss.
 	loseHandoff bool
 	// intercepted sees the context the interceptor is called with.
@@ -106,11 +104,7 @@ func (w *wireStage) newGRPCStage(ctx context.Context) (*grpcStage, error) {
 	if delegate == nil {
 		return nil, fmt.Errorf("%s: %w: grpc-go has no proto codec registered", w.id, ErrGRPCUnsupported)
 	}
-	probe := w.grpc.probe
-	if probe == nil {
-		probe = probeGRPC
-	}
-	if err := probe(ctx, types); err != nil {
+	if err := probeGRPC(ctx, types); err != nil {
 		return nil, fmt.Errorf("%s cannot run the stages on gRPC; remove it from the gRPC server's middlewares (HTTP is unaffected): %w: grpc-go does not call the server as the hand-off needs: %w", w.id, ErrGRPCUnsupported, err)
 	}
 	g := &grpcStage{w: w, types: types, delegate: delegate}
