@@ -21,6 +21,8 @@ import (
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -308,6 +310,8 @@ func TestGRPCHandoffMissFailsClosed(t *testing.T) {
 	s := &stageRecorder{divert: true, keep: []int{0}}
 	a := newAuthRig(t, s)
 	a.ext.grpc.loseHandoff = true
+	core, logs := observer.New(zap.InfoLevel)
+	a.ext.logger = zap.New(core)
 	require.NoError(t, a.start())
 	client := ptraceotlp.NewGRPCClient(a.conn())
 	for range 3 {
@@ -319,6 +323,10 @@ func TestGRPCHandoffMissFailsClosed(t *testing.T) {
 	assert.Empty(t, s.seen())
 	assert.Zero(t, a.sink.SpanCount(), "the receiver never sees an undecoded request")
 	assert.Equal(t, int64(3), a.handoffMisses())
+	missed := logs.FilterMessageSnippet("hand-off miss").All()
+	require.Len(t, missed, 3)
+	assert.Equal(t, zap.ErrorLevel, missed[0].Level)
+	assert.Equal(t, "traces", missed[0].ContextMap()["signal"])
 }
 
 // TestGRPCRefusesToStartWithoutRequestTypes: when pdata no longer has the
