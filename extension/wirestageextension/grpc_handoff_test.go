@@ -258,7 +258,8 @@ func TestGRPCHandoffReleasesEveryPath(t *testing.T) {
 		ctx, cancel := context.WithTimeout(good, 200*time.Millisecond)
 		defer cancel()
 		err := a.export(ctx, a.conn(), body)
-		require.Equal(t, codes.DeadlineExceeded, status.Code(err), "%v", err)
+		// The client's timer and the stage's refusal (UNAVAILABLE) race.
+		require.Contains(t, []codes.Code{codes.DeadlineExceeded, codes.Unavailable}, status.Code(err), "%v", err)
 		requireReleased(t, a.ext)
 		assert.Equal(t, int64(1), a.ext.grpc.held.kept.Load())
 	})
