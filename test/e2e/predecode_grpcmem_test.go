@@ -1,6 +1,6 @@
-//go:build e2e
-
 // SPDX-License-Identifier: Apache-2.0
+
+//go:build e2e
 
 package e2e
 
