@@ -84,6 +84,9 @@ type wireStage struct {
 
 	calls    sync.Pool
 	callsOut atomic.Int64
+	idOpts   []metric.AddOption // the extension's identity alone, for metrics without a signal
+
+	grpc grpcShared // the gRPC hand-off's count of held buffers, and test seams
 }
 
 var (
@@ -116,6 +119,7 @@ func newWireStage(set extension.Settings, cfg *Config) (*wireStage, error) {
 	with := func(kvs ...attribute.KeyValue) []metric.AddOption {
 		return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(append(slices.Clone(identity), kvs...)...))}
 	}
+	w.idOpts = with()
 	for s := range signals {
 		sig := attribute.String(componenttelemetry.SignalKey, otlpwire.Signal(s+1).String())
 		w.sigOpts[s] = with(sig)

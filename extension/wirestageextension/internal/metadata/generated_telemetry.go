@@ -23,12 +23,14 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                           metric.Meter
-	mu                              sync.Mutex
-	registrations                   []metric.Registration
-	ExtensionWirestageDivertedItems metric.Int64Counter
-	ExtensionWirestageItems         metric.Int64Counter
-	ExtensionWirestageRequests      metric.Int64Counter
+	meter                               metric.Meter
+	mu                                  sync.Mutex
+	registrations                       []metric.Registration
+	ExtensionWirestageDivertedItems     metric.Int64Counter
+	ExtensionWirestageGrpcHandoffMisses metric.Int64Counter
+	ExtensionWirestageGrpcHeldBytes     metric.Int64UpDownCounter
+	ExtensionWirestageItems             metric.Int64Counter
+	ExtensionWirestageRequests          metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -64,6 +66,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_extension_wirestage_diverted_items",
 		metric.WithDescription("Items the stages removed from requests (forwarded by a diverting stage); the receiver never decodes them. [Development]"),
 		metric.WithUnit("{item}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExtensionWirestageGrpcHandoffMisses, err = builder.meter.Int64Counter(
+		"otelcol_extension_wirestage_grpc_handoff_misses",
+		metric.WithDescription("gRPC requests whose bytes the codec kept but the stage did not receive (a hand-off miss); each was refused with UNAVAILABLE and nothing of it was processed. Any value above zero is a defect to report. [Development]"),
+		metric.WithUnit("{request}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExtensionWirestageGrpcHeldBytes, err = builder.meter.Int64UpDownCounter(
+		"otelcol_extension_wirestage_grpc_held_bytes",
+		metric.WithDescription("Bytes of gRPC request messages the codec kept for the stages and has not released yet. Each is released when its RPC's stages ran or the RPC ended; between requests this returns to zero. [Development]"),
+		metric.WithUnit("By"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExtensionWirestageItems, err = builder.meter.Int64Counter(

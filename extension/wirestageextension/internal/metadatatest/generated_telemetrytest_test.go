@@ -20,9 +20,17 @@ func TestSetupTelemetry(t *testing.T) {
 	require.NoError(t, err)
 	defer tb.Shutdown()
 	tb.ExtensionWirestageDivertedItems.Add(context.Background(), 1)
+	tb.ExtensionWirestageGrpcHandoffMisses.Add(context.Background(), 1)
+	tb.ExtensionWirestageGrpcHeldBytes.Add(context.Background(), 1)
 	tb.ExtensionWirestageItems.Add(context.Background(), 1)
 	tb.ExtensionWirestageRequests.Add(context.Background(), 1)
 	AssertEqualExtensionWirestageDivertedItems(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExtensionWirestageGrpcHandoffMisses(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExtensionWirestageGrpcHeldBytes(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExtensionWirestageItems(t, testTel,
