@@ -305,7 +305,7 @@ func (o *observer) recordZeros() {
 			o.tb.ProcessorSdpshardAcks.Add(ctx, 0, status)
 		}
 	}
-	for _, reason := range []string{reasonQueueFull, reasonClosed, reasonRejected, reasonUndelivered, reasonCanceled, reasonMalformed, reasonStorage} {
+	for _, reason := range []string{reasonQueueFull, reasonClosed, reasonRejected, reasonUndelivered, reasonCanceled, reasonMalformed, reasonStorage, reasonProtocol} {
 		o.tb.ProcessorSdpshardRefusedBatches.Add(ctx, 0, metric.WithAttributes(o.processor, attribute.String("reason", reason)))
 	}
 	o.tb.ProcessorSdpshardUnroutableItems.Add(ctx, 0, metric.WithAttributes(o.processor))
