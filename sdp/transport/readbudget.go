@@ -47,7 +47,9 @@ type frameReader struct {
 	in     *bufio.Reader
 	max    int // payload limit
 	buf    *frameBuf
-	used   int // bytes of buf written by the last frame
+	used   int  // bytes of buf written by the last frame
+	held   bool // the connection may hold read budget
+	served bool // the Server knows a frame of it was handled
 	header [sdp.HeaderSize]byte
 }
 
@@ -93,6 +95,7 @@ func (r *frameReader) next(idle, frameTimeout time.Duration) (sdp.Header, []byte
 	r.st.touch()
 	for got < n {
 		step := min(readStep, n-got)
+		r.held = true
 		if err := r.s.takeBudget(r.st, step, deadline); err != nil {
 			return sdp.Header{}, nil, err
 		}
@@ -107,21 +110,29 @@ func (r *frameReader) next(idle, frameTimeout time.Duration) (sdp.Header, []byte
 	return h, r.buf.bytes(n), nil
 }
 
-// done gives back what the last frame held beyond FreeFrameBytes.
+// done gives back what the last frame held beyond FreeFrameBytes: the
+// pages first, then the budget that covered them.
 func (r *frameReader) done() {
 	if r.used > FreeFrameBytes {
 		r.buf.release(FreeFrameBytes, r.used)
 	}
 	r.used = 0
-	r.s.giveBackBudget(r.st, true)
+	// The Server's lock is taken only when there is something to tell it,
+	// not on every small frame.
+	if r.held || !r.served {
+		r.s.giveBackBudget(r.st, true)
+		r.held, r.served = false, true
+	}
 }
 
-// close frees the connection's frame space and budget.
+// close frees the connection's frame space and then its budget: in that
+// order, so that the pages are gone before another connection may take the
+// budget that covered them.
 func (r *frameReader) close() {
-	r.s.giveBackBudget(r.st, false)
 	if r.buf != nil {
 		r.buf.free()
 	}
+	r.s.giveBackBudget(r.st, false)
 }
 
 // unexpectedEnd marks a stream that ended inside a frame.
@@ -141,6 +152,10 @@ func (s *Server) takeBudget(st *connState, n int, deadline time.Time) error {
 	grace := s.quietGraceOrDefault()
 	for {
 		s.mu.Lock()
+		if st.evicted {
+			s.mu.Unlock()
+			return errEvicted
+		}
 		if s.budgetUsed+int64(n) <= limit {
 			s.budgetUsed += int64(n)
 			st.budget += int64(n)
@@ -151,13 +166,14 @@ func (s *Server) takeBudget(st *connState, n int, deadline time.Time) error {
 			s.mu.Unlock()
 			return errors.New("server shutting down")
 		}
-		if st.evicted {
-			s.mu.Unlock()
-			return errEvicted
-		}
-		victim, vst := s.leastUsefulLocked(func(o *connState) bool { return o != st && o.budget > 0 })
-		if vst != nil {
-			s.evictLocked(victim, vst)
+		// Budget that connections closed already will give back covers
+		// some waiters: evict only for the shortfall beyond it, so that
+		// waiters do not close every holder at once.
+		if s.budgetUsed-s.budgetEvicting+int64(n) > limit {
+			victim, vst := s.leastUsefulLocked(func(o *connState) bool { return o != st && o.budget > 0 && !o.evicted })
+			if vst != nil {
+				s.evictLocked(victim, vst)
+			}
 		}
 		freed := s.budgetFreed
 		s.mu.Unlock()
@@ -185,6 +201,9 @@ func (s *Server) giveBackBudget(st *connState, served bool) {
 		return
 	}
 	s.budgetUsed -= st.budget
+	if st.evicted {
+		s.budgetEvicting -= st.budget
+	}
 	st.budget = 0
 	close(s.budgetFreed)
 	s.budgetFreed = make(chan struct{})

@@ -128,6 +128,9 @@ type Server struct {
 	// closed (and replaced) whenever some of it is given back.
 	budgetUsed  int64
 	budgetFreed chan struct{}
+	// budgetEvicting is the part of budgetUsed held by evicted
+	// connections that have not given it back yet.
+	budgetEvicting int64
 	// quietGrace overrides defaultQuietGrace in tests.
 	quietGrace time.Duration
 
@@ -372,6 +375,7 @@ func (s *Server) evictOldestWaitingLocked() bool {
 func (s *Server) evictLocked(conn net.Conn, st *connState) {
 	delete(s.conns, conn)
 	st.evicted = true
+	s.budgetEvicting += st.budget
 	// Counted before the close, so that Stats already shows the eviction
 	// when the evicted peer sees its connection end.
 	s.stats.evicted.Add(1)
