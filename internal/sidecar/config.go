@@ -340,3 +340,32 @@ func formatSize(n int) string {
 	}
 	return strconv.Itoa(n)
 }
+
+// Memory terms of the bound that cmd/sdp-sidecar/README.md states: the
+// process, each connection's heap (buffers, goroutine, TLS state and
+// collection slack) and its frame space outside the heap.
+const (
+	baseMemory       = 32 << 20
+	connHeapMemory   = 192 << 10
+	connMappedMemory = transport.FreeFrameBytes
+	probationConns   = 1
+)
+
+// HeapLimit is the soft limit for the Go heap that the bound on the
+// sidecar's memory allows: 32 MiB plus 192 KiB per connection. Frame
+// payloads beyond the first 64 KiB are read outside the heap, under
+// -read-budget. cmd/sdp-sidecar sets it as the runtime's memory limit
+// (unless GOMEMLIMIT is set), so that garbage left by connections that
+// came and went is collected before the heap outgrows it.
+func (c Config) HeapLimit() int64 {
+	conns := int64(cmp.Or(c.MaxConns, transport.DefaultMaxConns) + probationConns)
+	return baseMemory + conns*connHeapMemory
+}
+
+// MemoryBound is the most resident memory the sidecar needs with c's
+// limits: HeapLimit, the first 64 KiB of each connection's frame, and
+// -read-budget. That is 32 MiB + (max-conns + 1) × 256 KiB + read-budget.
+func (c Config) MemoryBound() int64 {
+	conns := int64(cmp.Or(c.MaxConns, transport.DefaultMaxConns) + probationConns)
+	return c.HeapLimit() + conns*connMappedMemory + int64(cmp.Or(c.ReadBudget, transport.DefaultReadBudget))
+}

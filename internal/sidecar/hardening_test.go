@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -606,3 +607,23 @@ func (*connectCounter) AckReceived(uint32, sdp.AckStatus, int) {}
 func (c *connectCounter) Connected(uint32, bool)               { c.n.Add(1) }
 func (*connectCounter) Disconnected(uint32, error)             {}
 func (*connectCounter) Undelivered(uint32, int, int)           {}
+
+func TestMemoryBoundIsTheREADMEFormula(t *testing.T) {
+	// 32 MiB + (max-conns + 1) × 256 KiB + read-budget, as
+	// cmd/sdp-sidecar/README.md states it.
+	for _, tc := range []struct {
+		maxConns, budget int
+		want             int64
+	}{
+		{0, 0, 32<<20 + 257*(256<<10) + 64<<20}, // the defaults
+		{64, 16 << 20, 32<<20 + 65*(256<<10) + 16<<20},
+	} {
+		c := Config{MaxConns: tc.maxConns, ReadBudget: tc.budget}
+		if got := c.MemoryBound(); got != tc.want {
+			t.Errorf("MemoryBound with -max-conns %d -read-budget %d = %d, want %d", tc.maxConns, tc.budget, got, tc.want)
+		}
+		if got, want := c.HeapLimit(), tc.want-int64(cmp.Or(tc.budget, 64<<20))-int64(cmp.Or(tc.maxConns, 256)+1)*(64<<10); got != want {
+			t.Errorf("HeapLimit with -max-conns %d = %d, want %d", tc.maxConns, got, want)
+		}
+	}
+}
