@@ -216,3 +216,54 @@ func cpuSeconds(pid int) float64 {
 	sys, _ := strconv.ParseFloat(f[12], 64)
 	return (user + sys) / 100
 }
+
+// TestFaultCollectorIsNotLockedOutAtTheConnectionLimit fills the sidecar's
+// -max-conns with peers that say Hello and then nothing, and only then
+// starts the Collector: its connection must take the place of one of them,
+// and its data must arrive.
+func TestFaultCollectorIsNotLockedOutAtTheConnectionLimit(t *testing.T) {
+	const maxConns = 20
+	e := newFaultEnv(t, 1, "-max-conns", strconv.Itoa(maxConns))
+	target := e.sidecars[0]
+	e.startSidecars()
+	hello := helloFrame(t, 0, 1)
+	var peers []net.Conn
+	defer func() {
+		for _, c := range peers {
+			c.Close()
+		}
+	}()
+	for range maxConns {
+		c, err := target.dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		peers = append(peers, c)
+		write(t, c, hello)
+	}
+	time.Sleep(1500 * time.Millisecond) // the peers are quiet for longer than the sidecar's grace
+	e.writeConfig(collectorSettings{})
+	e.startCollector()
+	defer e.stopAll()
+	l := startLoad(t, e.grpcEndpoint, smallLoad)
+	time.Sleep(2 * time.Second)
+	res := l.stop()
+	tl := waitDelivered(t, res, deliverTimeout, e.outDirs()...)
+	checkNothingLost(t, res, tl, "a sidecar full of silent peers must still take the Collector")
+	for code := range res.Failures {
+		if !strings.HasPrefix(code, "cut off") {
+			t.Errorf("the Collector failed requests while the sidecar was full of silent peers: %s", res)
+			break
+		}
+	}
+	closed := 0
+	for _, c := range peers {
+		if connClosed(c) {
+			closed++
+		}
+	}
+	if closed == 0 {
+		t.Errorf("no silent peer was closed to make room for the Collector")
+	}
+	t.Logf("%d of %d silent peers were closed to make room", closed, maxConns)
+}
