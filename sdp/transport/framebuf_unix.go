@@ -36,10 +36,7 @@ func (f *frameBuf) release(from, to int) {
 	if to <= from {
 		return
 	}
-	// MADV_DONTNEED on a private anonymous mapping frees the pages at
-	// once; should it fail, the pages stay resident, which costs memory
-	// but never correctness.
-	_ = syscall.Madvise(f.b[from:to], syscall.MADV_DONTNEED)
+	f.dropPages(from, to)
 }
 
 func (f *frameBuf) free() {
