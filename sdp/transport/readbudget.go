@@ -32,10 +32,6 @@ const (
 	defaultQuietGrace = time.Second
 )
 
-// errEvicted is why a connection that was closed to make room for another
-// ended.
-var errEvicted = errors.New("closed to make room for another connection")
-
 // frameReader reads the frames of one connection after its Hello: from the
 // first byte of a frame it has FrameTimeout to arrive whole, and a payload
 // beyond FreeFrameBytes is read in readStep steps, each taken from the
@@ -207,11 +203,4 @@ func (s *Server) giveBackBudget(st *connState, served bool) {
 	st.budget = 0
 	close(s.budgetFreed)
 	s.budgetFreed = make(chan struct{})
-}
-
-func (s *Server) quietGraceOrDefault() time.Duration {
-	if s.quietGrace > 0 {
-		return s.quietGrace
-	}
-	return defaultQuietGrace
 }
