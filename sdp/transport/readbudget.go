@@ -27,8 +27,9 @@ const (
 	// readStep is how much budget a connection takes at a time, and so the
 	// most a partial frame holds beyond the bytes it received.
 	readStep = 64 << 10
-	// quietGrace is how long a connection must have received nothing
-	// before another may close it to take its place or its budget.
+	// defaultQuietGrace is how long a connection must have received
+	// nothing before another may close it to take its place or its
+	// budget (Server.quietGrace overrides it in tests).
 	defaultQuietGrace = time.Second
 )
 
@@ -102,7 +103,6 @@ func (r *frameReader) next(idle, frameTimeout time.Duration) (sdp.Header, []byte
 		got += step
 		r.st.touch()
 	}
-	r.st.touch()
 	return h, r.buf.bytes(n), nil
 }
 
