@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"go.uber.org/zap"
@@ -39,6 +40,10 @@ func run(args []string) int {
 	defer logger.Sync()
 	cfg.Logger = logger
 	cfg.Out = os.Stdout
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(cfg.HeapLimit())
+	}
+	logger.Info("Memory bound", zap.Int64("heap_limit_bytes", cfg.HeapLimit()), zap.Int64("memory_bound_bytes", cfg.MemoryBound()))
 
 	s, err := sidecar.New(cfg)
 	if err != nil {

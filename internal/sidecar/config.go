@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -56,8 +57,12 @@ type Config struct {
 	MaxConns int
 	// HelloTimeout bounds the wait for a connection's Hello (and TLS
 	// handshake); IdleTimeout closes a connection on which no frame
-	// arrives for that long.
-	HelloTimeout, IdleTimeout time.Duration
+	// starts for that long; FrameTimeout closes one whose frame has not
+	// arrived whole that long after its first byte.
+	HelloTimeout, IdleTimeout, FrameTimeout time.Duration
+	// ReadBudget bounds the bytes of all frames in progress beyond the
+	// first 64 KiB of each (transport.Server.ReadBudget).
+	ReadBudget int
 	// SocketMode is the permission of the unix sockets.
 	SocketMode os.FileMode
 	// TLSCert and TLSKey are PEM files of the certificate and key that
@@ -115,13 +120,16 @@ func (c *Config) Validate() error {
 	for _, d := range []struct {
 		flag string
 		val  time.Duration
-	}{{"-hello-timeout", c.HelloTimeout}, {"-idle-timeout", c.IdleTimeout}, {"-file-idle-timeout", c.FileIdleTimeout}} {
+	}{{"-hello-timeout", c.HelloTimeout}, {"-idle-timeout", c.IdleTimeout}, {"-frame-timeout", c.FrameTimeout}, {"-file-idle-timeout", c.FileIdleTimeout}} {
 		if d.val < 0 {
 			return fmt.Errorf("%s %s: must be positive", d.flag, d.val)
 		}
 	}
 	if c.MaxConns < 0 {
 		return fmt.Errorf("-max-conns %d: must be at least 1", c.MaxConns)
+	}
+	if c.ReadBudget != 0 && c.ReadBudget < sdp.DefaultMaxFrameSize {
+		return fmt.Errorf("-read-budget %s: must hold at least one whole frame (%s)", formatSize(c.ReadBudget), formatSize(sdp.DefaultMaxFrameSize))
 	}
 	if c.MaxOpenFiles < 0 {
 		return fmt.Errorf("-max-open-files %d: must be at least 1", c.MaxOpenFiles)
@@ -158,6 +166,8 @@ func (c Config) withDefaults() Config {
 	c.MaxConns = cmp.Or(c.MaxConns, d.MaxConns)
 	c.HelloTimeout = cmp.Or(c.HelloTimeout, d.HelloTimeout)
 	c.IdleTimeout = cmp.Or(c.IdleTimeout, d.IdleTimeout)
+	c.FrameTimeout = cmp.Or(c.FrameTimeout, d.FrameTimeout)
+	c.ReadBudget = cmp.Or(c.ReadBudget, d.ReadBudget)
 	c.SocketMode = cmp.Or(c.SocketMode, d.SocketMode)
 	c.MaxOpenFiles = cmp.Or(c.MaxOpenFiles, d.MaxOpenFiles)
 	c.FileIdleTimeout = cmp.Or(c.FileIdleTimeout, d.FileIdleTimeout)
@@ -174,6 +184,8 @@ func DefaultConfig() Config {
 		MaxConns:        transport.DefaultMaxConns,
 		HelloTimeout:    transport.DefaultHelloTimeout,
 		IdleTimeout:     transport.DefaultIdleTimeout,
+		FrameTimeout:    transport.DefaultFrameTimeout,
+		ReadBudget:      transport.DefaultReadBudget,
 		SocketMode:      transport.DefaultSocketMode,
 		MaxOpenFiles:    DefaultMaxOpenFiles,
 		FileIdleTimeout: DefaultFileIdleTimeout,
@@ -211,9 +223,21 @@ func ParseFlags(args []string, output io.Writer) (Config, error) {
 	status := fs.Uint("ack-status", 0, "answer every frame with this status without handling it: 0 accepted (handle normally), 1 retry, 2 rejected")
 	durationVar(fs, &c.StatsInterval, "stats-interval", c.StatsInterval, "`interval` at which to print statistics and rewrite -stats-file; 0s only at exit")
 	fs.StringVar(&c.StatsFile, "stats-file", "", "write JSON statistics to this file periodically and at exit")
-	fs.IntVar(&c.MaxConns, "max-conns", c.MaxConns, "connections open at once across all endpoints; more are closed on accept and counted")
+	fs.IntVar(&c.MaxConns, "max-conns", c.MaxConns, "connections past their Hello open at once across all endpoints; at the limit a new Hello replaces the least useful quiet connection, else it is refused")
 	durationVar(fs, &c.HelloTimeout, "hello-timeout", c.HelloTimeout, "close a connection that has not sent its Hello (and finished TLS) within this `duration`")
-	durationVar(fs, &c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close a connection on which no frame arrives for this `duration`")
+	durationVar(fs, &c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close a connection on which no frame starts for this `duration`")
+	durationVar(fs, &c.FrameTimeout, "frame-timeout", c.FrameTimeout, "close a connection whose frame has not arrived whole this `duration` after its first byte")
+	fs.Func("read-budget", "`size` of all frames in progress together beyond 64 KiB each, in bytes or with a KiB, MiB or GiB suffix (default 64MiB)", func(v string) error {
+		n, err := parseSize(v)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errors.New("must be positive")
+		}
+		c.ReadBudget = n
+		return nil
+	})
 	fs.Func("socket-mode", "permission `mode` of unix sockets, octal: 0600 owner only, 0660 owner and group (default 0600)", func(v string) error {
 		m, err := strconv.ParseUint(v, 8, 32)
 		if err != nil {
@@ -239,7 +263,7 @@ func ParseFlags(args []string, output io.Writer) (Config, error) {
 	var zero []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "max-conns", "hello-timeout", "idle-timeout", "max-open-files", "file-idle-timeout":
+		case "max-conns", "hello-timeout", "idle-timeout", "frame-timeout", "max-open-files", "file-idle-timeout":
 			if v := f.Value.String(); v == "0" || v == "0s" || strings.HasPrefix(v, "-") {
 				zero = append(zero, fmt.Sprintf("-%s %s: must be positive", f.Name, v))
 			}
@@ -283,4 +307,65 @@ func (v durationValue) Set(s string) error {
 func durationVar(fs *flag.FlagSet, p *time.Duration, name string, value time.Duration, usage string) {
 	*p = value
 	fs.Var(durationValue{p}, name, usage)
+}
+
+// parseSize reads a byte count: digits, optionally followed by KiB, MiB or
+// GiB.
+func parseSize(v string) (int, error) {
+	mult := 1
+	num := v
+	for _, u := range []struct {
+		suffix string
+		mult   int
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if s, ok := strings.CutSuffix(v, u.suffix); ok {
+			num, mult = s, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseUint(num, 10, 31)
+	if err != nil || uint64(n)*uint64(mult) > math.MaxInt32 {
+		return 0, fmt.Errorf("want a size in bytes such as 67108864 or 64MiB (at most 2GiB-1)")
+	}
+	return int(n) * mult, nil
+}
+
+// formatSize writes n in the largest binary unit that divides it.
+func formatSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.Itoa(n>>20) + "MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.Itoa(n>>10) + "KiB"
+	}
+	return strconv.Itoa(n)
+}
+
+// Memory terms of the bound that cmd/sdp-sidecar/README.md states: the
+// process, each connection's heap (buffers, goroutine, TLS state and
+// collection slack) and its frame space outside the heap.
+const (
+	baseMemory       = 32 << 20
+	connHeapMemory   = 192 << 10
+	connMappedMemory = transport.FreeFrameBytes
+	probationConns   = 1
+)
+
+// HeapLimit is the soft limit for the Go heap that the bound on the
+// sidecar's memory allows: 32 MiB plus 192 KiB per connection. Frame
+// payloads beyond the first 64 KiB are read outside the heap, under
+// -read-budget. cmd/sdp-sidecar sets it as the runtime's memory limit
+// (unless GOMEMLIMIT is set), so that garbage left by connections that
+// came and went is collected before the heap outgrows it.
+func (c Config) HeapLimit() int64 {
+	conns := int64(cmp.Or(c.MaxConns, transport.DefaultMaxConns) + probationConns)
+	return baseMemory + conns*connHeapMemory
+}
+
+// MemoryBound is the most resident memory the sidecar needs with c's
+// limits: HeapLimit, the first 64 KiB of each connection's frame, and
+// -read-budget. That is 32 MiB + (max-conns + 1) × 256 KiB + read-budget.
+func (c Config) MemoryBound() int64 {
+	conns := int64(cmp.Or(c.MaxConns, transport.DefaultMaxConns) + probationConns)
+	return c.HeapLimit() + conns*connMappedMemory + int64(cmp.Or(c.ReadBudget, transport.DefaultReadBudget))
 }

@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -15,8 +16,10 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -283,13 +286,17 @@ func TestSidecarSocketModeAndConnectionLimit(t *testing.T) {
 		if _, err := first.Write(hello); err != nil {
 			t.Fatal(err)
 		}
-		// Past its Hello, the first connection is not given up for a new one.
+		// Past its Hello and not quiet for a second yet, the first connection
+		// is not given up for a new one: the newcomer's Hello is refused.
 		deadline := time.Now().Add(5 * time.Second)
 		for c := s.Stats().Connections; (c.Active != 1 || c.AwaitingHello != 0) && time.Now().Before(deadline); c = s.Stats().Connections {
 			time.Sleep(5 * time.Millisecond)
 		}
 		second, err := net.Dial("unix", path)
 		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := second.Write(hello); err != nil {
 			t.Fatal(err)
 		}
 		second.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -301,8 +308,8 @@ func TestSidecarSocketModeAndConnectionLimit(t *testing.T) {
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
-		if c := readStats(t, statsFile).Connections; c.Refused != 1 || c.Accepted != 1 {
-			t.Errorf("stats file connections %+v, want 1 accepted and 1 refused", c)
+		if c := readStats(t, statsFile).Connections; c.Refused != 1 || c.Accepted != 2 {
+			t.Errorf("stats file connections %+v, want 2 accepted (one on probation) and 1 refused", c)
 		}
 	}
 }
@@ -414,17 +421,20 @@ func TestParseHardeningFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.MaxConns != transport.DefaultMaxConns || cfg.HelloTimeout != transport.DefaultHelloTimeout || cfg.IdleTimeout != transport.DefaultIdleTimeout ||
-		cfg.SocketMode != 0o600 || cfg.MaxOpenFiles != DefaultMaxOpenFiles || cfg.FileIdleTimeout != DefaultFileIdleTimeout || cfg.Fsync {
+		cfg.SocketMode != 0o600 || cfg.MaxOpenFiles != DefaultMaxOpenFiles || cfg.FileIdleTimeout != DefaultFileIdleTimeout || cfg.Fsync ||
+		cfg.FrameTimeout != transport.DefaultFrameTimeout || cfg.ReadBudget != transport.DefaultReadBudget {
 		t.Errorf("defaults %+v", cfg)
 	}
 	cfg, err = ParseFlags([]string{"-listen", "tcp://127.0.0.1:1,unix:///tmp/x.sock", "-mode", "file", "-dir", "/tmp/o", "-fsync",
 		"-max-conns", "7", "-hello-timeout", "2s", "-idle-timeout", "1m30s", "-socket-mode", "0660",
-		"-max-open-files", "9", "-file-idle-timeout", "5s", "-tls-cert", "c.pem", "-tls-key", "k.pem", "-tls-client-ca", "ca.pem"}, io.Discard)
+		"-max-open-files", "9", "-file-idle-timeout", "5s", "-tls-cert", "c.pem", "-tls-key", "k.pem", "-tls-client-ca", "ca.pem",
+		"-frame-timeout", "7s", "-read-budget", "16MiB"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.MaxConns != 7 || cfg.HelloTimeout != 2*time.Second || cfg.IdleTimeout != 90*time.Second || cfg.SocketMode != 0o660 ||
-		cfg.MaxOpenFiles != 9 || cfg.FileIdleTimeout != 5*time.Second || !cfg.Fsync || cfg.TLSCert != "c.pem" || cfg.TLSKey != "k.pem" || cfg.TLSClientCA != "ca.pem" {
+		cfg.MaxOpenFiles != 9 || cfg.FileIdleTimeout != 5*time.Second || !cfg.Fsync || cfg.TLSCert != "c.pem" || cfg.TLSKey != "k.pem" || cfg.TLSClientCA != "ca.pem" ||
+		cfg.FrameTimeout != 7*time.Second || cfg.ReadBudget != 16<<20 {
 		t.Errorf("parsed %+v", cfg)
 	}
 	tcp := []string{"-listen", "tcp://127.0.0.1:1"}
@@ -437,6 +447,10 @@ func TestParseHardeningFlags(t *testing.T) {
 		{[]string{"-hello-timeout", "0"}, "-hello-timeout 0s: must be positive"},
 		{[]string{"-idle-timeout", "-1s"}, "-idle-timeout -1s: must be positive"},
 		{[]string{"-max-conns", "0"}, "-max-conns 0: must be positive"},
+		{[]string{"-frame-timeout", "0s"}, "-frame-timeout 0s: must be positive"},
+		{[]string{"-read-budget", "0"}, "must be positive"},
+		{[]string{"-read-budget", "12MB"}, "64MiB"},
+		{[]string{"-read-budget", "1MiB"}, "-read-budget 1MiB: must hold at least one whole frame (2MiB)"},
 		{[]string{"-max-open-files", "-3"}, "-max-open-files -3: must be positive"},
 		{[]string{"-socket-mode", "0644x"}, "octal mode"},
 		{[]string{"-socket-mode", "0400"}, "owner read and write"},
@@ -512,5 +526,104 @@ func TestSidecarCountsHostileConnectionsAndKeepsServing(t *testing.T) {
 	c := st.Connections
 	if c.HelloTimeouts != 20 || c.ProtocolErrors != 3 || c.Refused != 0 || c.Active != 0 || st.Totals["all"].Items != 4 {
 		t.Errorf("connections %+v, %d items; want 20 Hello timeouts, 3 protocol errors and the 4 good items", c, st.Totals["all"].Items)
+	}
+}
+
+func TestAtTheConnectionLimitOnlyCertificateHoldersCount(t *testing.T) {
+	caFile, certFile, keyFile, clientTLS := writePKI(t)
+	eps := endpoints(t)
+	s, stop := start(t, Config{Listen: eps[1:], Mode: ModeCount, TLSCert: certFile, TLSKey: keyFile, TLSClientCA: caFile,
+		MaxConns: 1, HelloTimeout: time.Minute})
+	var connects connectCounter
+	holder, err := transport.NewClient(transport.ClientSettings{Endpoint: eps[1], Sender: "holder", Shard: 0, ShardCount: 1, TLS: clientTLS,
+		Observer: &connects, InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder.Start()
+	defer holder.Shutdown(t.Context())
+	send := func(i int) {
+		t.Helper()
+		settled := make(chan error, 1)
+		if err := holder.Send([]transport.Frame{tracesPayload(t, 0, "s"+strconv.Itoa(i), 1).frame(t)}, func(err error) { settled <- err }); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-settled:
+			if err != nil {
+				t.Errorf("frame %d of the certificate holder: %v", i, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("frame %d of the certificate holder did not settle", i)
+		}
+	}
+	send(0)
+	// Peers without a certificate, or that never finish the handshake,
+	// wait on probation and replace each other; none takes the holder's
+	// place, however quiet it is.
+	time.Sleep(1100 * time.Millisecond)
+	noCert := clientTLS.Clone()
+	noCert.Certificates = nil
+	_, address, _ := transport.ParseEndpoint(eps[1])
+	for i := range 10 {
+		if i%2 == 0 {
+			c, err := tls.Dial("tcp", address, noCert)
+			if err == nil {
+				c.Write([]byte("x")) // the server's verdict on the certificate arrives with the first read
+				c.Read(make([]byte, 1))
+				c.Close()
+			}
+		} else {
+			c, err := net.Dial("tcp", address)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+		}
+	}
+	for i := 1; i <= 5; i++ {
+		send(i)
+	}
+	if n := connects.n.Load(); n != 1 {
+		t.Errorf("the certificate holder connected %d times, want once: it lost its place", n)
+	}
+	st := s.Stats().Connections
+	if st.Refused != 0 || st.Active-st.AwaitingHello != 1 || st.AwaitingHello > 1 {
+		t.Errorf("connections %+v: want the holder as the only connection past its Hello, at most one on probation", st)
+	}
+	if err := holder.Shutdown(t.Context()); err != nil {
+		t.Error(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// connectCounter is a transport.Observer that counts connections made.
+type connectCounter struct{ n atomic.Int64 }
+
+func (*connectCounter) FramesSent(uint32, transport.Sent)      {}
+func (*connectCounter) AckReceived(uint32, sdp.AckStatus, int) {}
+func (c *connectCounter) Connected(uint32, bool)               { c.n.Add(1) }
+func (*connectCounter) Disconnected(uint32, error)             {}
+func (*connectCounter) Undelivered(uint32, int, int)           {}
+
+func TestMemoryBoundIsTheREADMEFormula(t *testing.T) {
+	// 32 MiB + (max-conns + 1) × 256 KiB + read-budget, as
+	// cmd/sdp-sidecar/README.md states it.
+	for _, tc := range []struct {
+		maxConns, budget int
+		want             int64
+	}{
+		{0, 0, 32<<20 + 257*(256<<10) + 64<<20}, // the defaults
+		{64, 16 << 20, 32<<20 + 65*(256<<10) + 16<<20},
+	} {
+		c := Config{MaxConns: tc.maxConns, ReadBudget: tc.budget}
+		if got := c.MemoryBound(); got != tc.want {
+			t.Errorf("MemoryBound with -max-conns %d -read-budget %d = %d, want %d", tc.maxConns, tc.budget, got, tc.want)
+		}
+		if got, want := c.HeapLimit(), tc.want-int64(cmp.Or(tc.budget, 64<<20))-int64(cmp.Or(tc.maxConns, 256)+1)*(64<<10); got != want {
+			t.Errorf("HeapLimit with -max-conns %d = %d, want %d", tc.maxConns, got, want)
+		}
 	}
 }

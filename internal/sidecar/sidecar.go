@@ -92,7 +92,8 @@ func New(cfg Config) (*Sidecar, error) {
 		s.listeners = append(s.listeners, l)
 	}
 	s.server = &transport.Server{Handler: s, Logger: s.log, AckDelay: cfg.AckDelay,
-		MaxConns: cfg.MaxConns, HelloTimeout: cfg.HelloTimeout, IdleTimeout: cfg.IdleTimeout}
+		MaxConns: cfg.MaxConns, HelloTimeout: cfg.HelloTimeout, IdleTimeout: cfg.IdleTimeout,
+		FrameTimeout: cfg.FrameTimeout, ReadBudget: cfg.ReadBudget}
 	return s, nil
 }
 

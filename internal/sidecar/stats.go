@@ -199,8 +199,8 @@ func printStats(w io.Writer, s Stats) {
 	fmt.Fprintf(w, "total          frames=%d items=%d bytes=%d acks: accepted=%d retry=%d rejected=%d\n",
 		all.Frames, all.Items, all.Bytes, s.Acks["accepted"], s.Acks["retry"], s.Acks["rejected"])
 	c := s.Connections
-	fmt.Fprintf(w, "connections    active=%d awaiting_hello=%d accepted=%d refused=%d evicted=%d protocol_errors=%d hello_timeouts=%d idle_timeouts=%d\n",
-		c.Active, c.AwaitingHello, c.Accepted, c.Refused, c.Evicted, c.ProtocolErrors, c.HelloTimeouts, c.IdleTimeouts)
+	fmt.Fprintf(w, "connections    active=%d awaiting_hello=%d accepted=%d refused=%d evicted=%d protocol_errors=%d hello_timeouts=%d idle_timeouts=%d frame_timeouts=%d read_budget_bytes=%d\n",
+		c.Active, c.AwaitingHello, c.Accepted, c.Refused, c.Evicted, c.ProtocolErrors, c.HelloTimeouts, c.IdleTimeouts, c.FrameTimeouts, c.ReadBudgetBytes)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -1,6 +1,7 @@
 package sdpshardprocessor
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -8,6 +9,8 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.uber.org/zap"
+
+	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
 
 // warnInterval spaces the warnings about one sidecar that stays unreachable
@@ -92,8 +95,14 @@ func (h *health) disconnected(shard uint32, err error) {
 	wasDown := h.down[shard] != nil
 	h.down[shard] = err
 	h.failures[shard]++
+	// A sidecar that broke the protocol was reached: say so, not
+	// "unreachable", so that the operator looks at the sidecar.
+	what, msg := "unreachable", "Sidecar unreachable; frames for its shard are held and retried"
+	if errors.Is(err, transport.ErrProtocol) {
+		what, msg = "broke the protocol", "Sidecar broke the protocol (reason protocol); frames it did not settle are held and retried"
+	}
 	if now := time.Now(); now.Sub(h.lastWarn[shard]) >= h.interval {
-		h.logger.Warn("Sidecar unreachable; frames for its shard are held and retried",
+		h.logger.Warn(msg,
 			zap.Uint32("shard", shard), zap.String("endpoint", h.endpoints[shard]),
 			zap.Int("failed_attempts", h.failures[shard]), zap.Error(err))
 		h.lastWarn[shard] = now
@@ -102,7 +111,7 @@ func (h *health) disconnected(shard uint32, err error) {
 	if !wasDown || !h.degraded {
 		h.degraded = true
 		h.reportLocked(componentstatus.NewRecoverableErrorEvent(
-			fmt.Errorf("sidecar of shard %d (%s) unreachable: %w", shard, h.endpoints[shard], err)))
+			fmt.Errorf("sidecar of shard %d (%s) %s: %w", shard, h.endpoints[shard], what, err)))
 	}
 }
 

@@ -23,6 +23,7 @@ type statusHost struct {
 	component.Host
 	mu     sync.Mutex
 	events []componentstatus.Status
+	errs   []error // the error of each event, nil for none
 }
 
 var _ componentstatus.Reporter = (*statusHost)(nil)
@@ -31,6 +32,13 @@ func (h *statusHost) Report(ev *componentstatus.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.events = append(h.events, ev.Status())
+	h.errs = append(h.errs, ev.Err())
+}
+
+func (h *statusHost) errors() []error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]error(nil), h.errs...)
 }
 
 func (h *statusHost) statuses() []componentstatus.Status {

@@ -32,6 +32,7 @@ const (
 	reasonCanceled    = "canceled"
 	reasonMalformed   = "malformed"
 	reasonStorage     = "storage"
+	reasonProtocol    = "protocol"
 )
 
 // shardProcessor is one signal's sdpshard processor. Processors of the same
@@ -410,6 +411,10 @@ func reasonOf(err error) string {
 	switch {
 	case onlyRejected(err):
 		return reasonRejected
+	case errors.Is(err, transport.ErrProtocol):
+		// The sidecar broke the protocol (such as an over-long Ack); the
+		// batch stays retryable, see the README's "Protocol errors".
+		return reasonProtocol
 	case errors.Is(err, transport.ErrUndelivered):
 		return reasonUndelivered
 	case errors.Is(err, errStorage):

@@ -797,6 +797,8 @@ func TestRefusalReasonOfJoinedSettleErrors(t *testing.T) {
 		{errors.Join(rejected, context.Canceled), reasonCanceled},
 		{errors.Join(rejected, transport.ErrQueueFull), reasonQueueFull},
 		{fmt.Errorf("%w: %w", transport.ErrRejected, transport.ErrQueueFull), reasonQueueFull},
+		{fmt.Errorf("%w: over-long Ack", transport.ErrProtocol), reasonProtocol},
+		{errors.Join(rejected, fmt.Errorf("%w: over-long Ack", transport.ErrProtocol)), reasonProtocol},
 	} {
 		assert.Equal(t, tc.reason, reasonOf(tc.err), "%v", tc.err)
 	}

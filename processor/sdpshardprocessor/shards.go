@@ -284,7 +284,7 @@ type observer struct {
 }
 
 // refusalReasons lists every value of the refused_batches reason attribute.
-var refusalReasons = [...]string{reasonQueueFull, reasonClosed, reasonRejected, reasonUndelivered, reasonCanceled, reasonMalformed, reasonStorage}
+var refusalReasons = [...]string{reasonQueueFull, reasonClosed, reasonRejected, reasonUndelivered, reasonCanceled, reasonMalformed, reasonStorage, reasonProtocol}
 
 // newObserver builds the attribute sets of every series; identity is what
 // componenttelemetry.Identity returns for the set (nothing when the

@@ -25,12 +25,18 @@
 // Each end reads the other's frames under the limits of the contract (see
 // sdp.MaxHelloFrameSize and sdp.MaxAckFrameSize). A Server reads the first
 // frame of a connection, which must be a Hello, under 4 KiB and before it
-// allocates any larger buffer; at MaxConns gives a new connection the place
-// of the one that has waited longest for its Hello, or closes it when all
-// are past their Hello; closes a connection without a Hello after HelloTimeout
-// and one without frames after IdleTimeout; and closes a connection whose
-// frames name another shard than its Hello, a signal the schema does not
-// define, or a wrong sequence. Peer warnings are rate-limited, strings a
+// allocates any larger buffer; reads every later frame beyond
+// [FreeFrameBytes] in steps taken from a read budget that all connections
+// share (Server.ReadBudget), so that a partial frame holds what it received
+// plus one step and all of them together at most the budget; at MaxConns
+// gives a new connection the place of the one that has waited longest for
+// its Hello, or else lets it in on probation and, once it sends a valid
+// Hello, closes the least useful quiet connection for it; closes a
+// connection without a Hello after HelloTimeout, one on which no frame
+// starts within IdleTimeout and one whose frame is not whole FrameTimeout
+// after its first byte; and closes a connection whose frames name another
+// shard than its Hello, a signal the schema does not define, or a wrong
+// sequence. Peer warnings are rate-limited, strings a
 // peer chose are cut to [MaxLoggedPeerString] bytes in logs, and
 // [Server.Stats] counts what happened. A Client treats an Ack over
 // sdp.MaxAckFrameSize as a protocol error of its sidecar: the frames that

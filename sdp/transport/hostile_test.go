@@ -159,10 +159,10 @@ func TestIdleConnectionsKeepMemoryBoundedAndHitTheHelloTimeout(t *testing.T) {
 	}
 }
 
-func TestStalledLargeFramesKeepMemoryBoundedAndHitTheIdleTimeout(t *testing.T) {
+func TestStalledLargeFramesKeepMemoryBoundedAndHitTheFrameTimeout(t *testing.T) {
 	rec := newRecorder(nil)
 	l, endpoint := listen(t, "unix")
-	srv := &Server{Handler: rec, IdleTimeout: time.Second}
+	srv := &Server{Handler: rec, IdleTimeout: time.Hour, FrameTimeout: time.Second}
 	serve(t, srv, l)
 	h := newHealthy(t, endpoint, rec)
 	h.send("before")
@@ -191,9 +191,12 @@ func TestStalledLargeFramesKeepMemoryBoundedAndHitTheIdleTimeout(t *testing.T) {
 	for _, c := range conns {
 		expectEOF(t, c, 5*time.Second)
 	}
-	eventually(t, 5*time.Second, "the idle timeouts to be counted", func() bool { return srv.Stats().IdleTimeouts >= n })
+	eventually(t, 5*time.Second, "the frame timeouts to be counted", func() bool { return srv.Stats().FrameTimeouts >= n })
 	h.send("after")
 	h.check()
+	if st := srv.Stats(); st.IdleTimeouts != 0 || st.ReadBudgetBytes != 0 {
+		t.Errorf("stats %+v, want no idle timeout and no budget held", st)
+	}
 }
 
 func TestOversizedOrMisplacedFirstFrameIsRefusedBeforeAllocating(t *testing.T) {
@@ -299,34 +302,46 @@ func TestFramesOfTheWrongShardOrSignalCloseTheConnection(t *testing.T) {
 	h.check()
 }
 
-func TestConnectionLimitRefusesTheExcess(t *testing.T) {
+func TestAtTheLimitAHelloTakesThePlaceOfAQuietConnectionOrIsRefused(t *testing.T) {
 	rec := newRecorder(nil)
 	l, endpoint := listen(t, "tcp")
 	core, logs := observer.New(zapcore.DebugLevel)
-	srv := &Server{Handler: rec, MaxConns: 3, HelloTimeout: time.Minute, Logger: zap.New(core)}
+	srv := &Server{Handler: rec, MaxConns: 3, HelloTimeout: time.Minute, Logger: zap.New(core), quietGrace: 300 * time.Millisecond}
 	serve(t, srv, l)
 	h := newHealthy(t, endpoint, rec)
 	h.send("before")
-	// Every connection is past its Hello: a new one is refused, not
-	// given the place of one of them.
-	rawConn(t, endpoint, &goodHello)
-	rawConn(t, endpoint, &goodHello)
+	quiet := []net.Conn{rawConn(t, endpoint, &goodHello)}
+	time.Sleep(5 * time.Millisecond) // distinct arrival times
+	quiet = append(quiet, rawConn(t, endpoint, &goodHello))
 	eventually(t, 5*time.Second, "the limit to fill with connections past their Hello", func() bool {
 		return logs.FilterMessage("Sidecar connection opened").Len() == 3
 	})
-	for range 5 {
-		// Refused at once, long before the Hello timeout.
-		expectEOF(t, dialRaw(t, endpoint), 2*time.Second)
+	// Every connection received bytes within the grace: a newcomer's Hello
+	// finds nobody to replace and it is refused, at once.
+	for range 3 {
+		expectEOF(t, rawConn(t, endpoint, &goodHello), 2*time.Second)
 	}
-	eventually(t, 5*time.Second, "the refusals to be counted", func() bool { return srv.Stats().Refused == 5 })
-	if st := srv.Stats(); st.Active != 3 || st.Evicted != 0 {
-		t.Errorf("stats %+v", st)
+	eventually(t, 5*time.Second, "the refusals to be counted", func() bool { return srv.Stats().Refused == 3 })
+	// Once they are quiet, a Hello takes the place of the connection that
+	// never completed a frame and has been quiet longest; the collector,
+	// which has sent frames, is never the one to go while such remain.
+	time.Sleep(400 * time.Millisecond)
+	newcomer := rawConn(t, endpoint, &goodHello)
+	expectEOF(t, quiet[0], 2*time.Second)
+	time.Sleep(400 * time.Millisecond)
+	rawConn(t, endpoint, &goodHello)
+	expectEOF(t, quiet[1], 2*time.Second)
+	time.Sleep(400 * time.Millisecond)
+	rawConn(t, endpoint, &goodHello)
+	expectEOF(t, newcomer, 2*time.Second)
+	if st := srv.Stats(); st.Active != 3 || st.Evicted != 3 || st.Refused != 3 {
+		t.Errorf("stats %+v, want 3 active, 3 evicted, 3 refused", st)
 	}
 	h.send("during")
 	h.check()
 	warned := logs.FilterMessageSnippet("connection limit").FilterLevelExact(zapcore.WarnLevel).Len()
 	if warned != 1 {
-		t.Errorf("%d warnings about the limit for 5 refusals, want 1 (rate-limited)", warned)
+		t.Errorf("%d warnings about the limit for 3 refusals, want 1 (rate-limited)", warned)
 	}
 }
 
@@ -354,6 +369,31 @@ func TestAtTheLimitANewConnectionTakesThePlaceOfASilentOne(t *testing.T) {
 	h.check()
 	if st := srv.Stats(); st.Evicted != 2 || st.Refused != 0 || st.ProtocolErrors != 0 {
 		t.Errorf("stats %+v, want 2 evicted", st)
+	}
+}
+
+func TestAtTheLimitOnlyOneNewcomerWaitsForItsHello(t *testing.T) {
+	l, endpoint := listen(t, "unix")
+	srv := &Server{Handler: newRecorder(nil), MaxConns: 2, HelloTimeout: time.Minute}
+	serve(t, srv, l)
+	rawConn(t, endpoint, &goodHello)
+	rawConn(t, endpoint, &goodHello)
+	eventually(t, 5*time.Second, "two connections past their Hello", func() bool {
+		st := srv.Stats()
+		return st.Active == 2 && st.AwaitingHello == 0
+	})
+	// Silent newcomers replace each other on probation; the connections
+	// past their Hello keep their places.
+	var silent []net.Conn
+	for range 4 {
+		silent = append(silent, dialRaw(t, endpoint))
+		eventually(t, 5*time.Second, "the newcomer to be accepted", func() bool { return srv.Stats().Accepted == uint64(2+len(silent)) })
+	}
+	for _, c := range silent[:3] {
+		expectEOF(t, c, 2*time.Second)
+	}
+	if st := srv.Stats(); st.Active != 3 || st.AwaitingHello != 1 || st.Evicted != 3 {
+		t.Errorf("stats %+v, want 3 active of which 1 awaiting its Hello, 3 evicted", st)
 	}
 }
 

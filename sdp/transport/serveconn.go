@@ -30,6 +30,7 @@ const (
 	connProtocol
 	connHelloTimeout
 	connIdleTimeout
+	connFrameTimeout
 )
 
 func (e *connError) Error() string { return e.err.Error() }
@@ -81,8 +82,12 @@ func (s *Server) serveConn(conn net.Conn) {
 		log.Debug("Sidecar connection closed by shutdown", zap.Error(err))
 		return
 	}
+	if errors.Is(err, errRefused) {
+		s.refusedLog.warn(log, "Refused a sidecar connection: the connection limit is reached", zap.Error(err))
+		return
+	}
 	if !s.stillTracked(conn) {
-		s.refusedLog.warn(log, "Closed a sidecar connection that had not sent its Hello, to make room at the connection limit", zap.Error(err))
+		s.refusedLog.warn(log, "Closed a sidecar connection to make room for another (connection limit or read budget)", zap.Error(err))
 		return
 	}
 	var ce *connError
@@ -100,6 +105,9 @@ func (s *Server) serveConn(conn net.Conn) {
 	case connIdleTimeout:
 		s.stats.idleTimeouts.Add(1)
 		log.Info("Closing idle sidecar connection", zap.Error(err))
+	case connFrameTimeout:
+		s.stats.frameTimeouts.Add(1)
+		s.protocolLog.warn(log, "Closing sidecar connection: a frame did not arrive whole within the frame timeout", zap.Error(err))
 	default:
 		s.failLog.warn(log, "Sidecar connection failed", zap.Error(err))
 	}
@@ -182,16 +190,24 @@ func (s *Server) serveFrames(conn net.Conn, log **zap.Logger) error {
 		}
 		return err
 	}
-	if !s.helloRead(conn) {
-		return errors.New("evicted before its Hello at the connection limit")
+	if err := s.helloRead(conn, orDefault(s.MaxConns, DefaultMaxConns)); err != nil {
+		return err
 	}
 	*log = (*log).With(zap.String("sender", Truncate(hello.Sender)), zap.Uint32("shard", hello.Shard))
 	(*log).Debug("Sidecar connection opened", zap.Uint32("shard_count", hello.ShardCount))
 
 	idle := orDefault(s.IdleTimeout, DefaultIdleTimeout)
 	writeTimeout := orDefault(s.AckWriteTimeout, DefaultAckWriteTimeout)
+	frameTimeout := orDefault(s.FrameTimeout, DefaultFrameTimeout)
 	in := bufio.NewReaderSize(conn, 64<<10)
-	r := sdp.NewReader(in, s.MaxFrameBytes)
+	s.mu.Lock()
+	st := s.conns[conn]
+	s.mu.Unlock()
+	if st == nil {
+		return errEvicted
+	}
+	r := &frameReader{s: s, conn: conn, st: st, in: in, max: s.maxFrameBytes() - sdp.HeaderSize}
+	defer r.close()
 	out := bufio.NewWriterSize(conn, 4<<10)
 	syncer, _ := s.Handler.(Syncer)
 	var (
@@ -262,17 +278,12 @@ func (s *Server) serveFrames(conn net.Conn, log **zap.Logger) error {
 		defer delay.Stop()
 	}
 	for want := uint64(1); ; want++ {
-		if !frameBuffered(in) {
-			if err := conn.SetReadDeadline(time.Now().Add(idle)); err != nil {
-				return err
-			}
-		}
-		h, payload, err := r.Next()
+		h, payload, err := r.next(idle, frameTimeout)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
-			return readFailure(err, connIdleTimeout, fmt.Sprintf("reading frame %d", want))
+			return fmt.Errorf("frame %d: %w", want, err)
 		}
 		if h.Type != sdp.TypeResourceFrame {
 			return protocolError("frame %d is a %s, want ResourceFrame", want, sdp.TypeName(h.Type))
@@ -291,6 +302,7 @@ func (s *Server) serveFrames(conn net.Conn, log **zap.Logger) error {
 		}
 		status, detail := s.Handler.HandleFrame(&hello, &f)
 		f.OTLP = nil
+		r.done()
 		if delay != nil {
 			delay.Reset(s.AckDelay)
 			select {

@@ -23,8 +23,8 @@ const (
 	// DefaultHelloTimeout bounds the wait for a connection's Hello (and,
 	// with TLS, its handshake).
 	DefaultHelloTimeout = 10 * time.Second
-	// DefaultIdleTimeout bounds the wait for each whole frame after the
-	// Hello.
+	// DefaultIdleTimeout bounds the wait for the first byte of each frame
+	// after the Hello.
 	DefaultIdleTimeout = 5 * time.Minute
 )
 
@@ -65,9 +65,14 @@ func (fn HandlerFunc) HandleFrame(hello *sdp.Hello, f *sdp.ResourceFrame) (sdp.A
 //
 // Memory is bounded by the configuration: before its Hello a connection
 // holds a few KiB (the Hello is read under sdp.MaxHelloFrameSize), after it
-// at most about 70 KiB of buffers plus the frame being read, which grows
-// with the bytes that arrive up to MaxFrameBytes; at most MaxConns
-// connections are open. Set the fields before Serve and do not copy a
+// about 70 KiB of buffers plus the first FreeFrameBytes of the frame being
+// read; the rest of every frame in progress is read in steps taken from
+// ReadBudget, which all connections share, so a partial frame holds what
+// it received plus at most one step and all of them together at most
+// ReadBudget. At most MaxConns connections are open (one more while it
+// waits for its Hello). On unix systems frames are read into memory
+// mappings whose pages go back to the system as soon as a frame is handled
+// or its connection closes. Set the fields before Serve and do not copy a
 // Server after first use.
 type Server struct {
 	// Handler takes the frames.
@@ -79,19 +84,35 @@ type Server struct {
 	// MaxFrameBytes bounds a frame, header included; zero means
 	// sdp.DefaultMaxFrameSize, enough for the largest ResourceFrame.
 	MaxFrameBytes int
-	// MaxConns bounds the connections open at once across all listeners.
-	// At the limit, a new connection takes the place of the one that has
-	// waited longest for its Hello; when every connection is past its
-	// Hello, the new one is closed as soon as it is accepted. Both are
-	// counted. Zero means DefaultMaxConns.
+	// MaxConns bounds the connections past their Hello open at once across
+	// all listeners. At the limit, a new connection takes the place of the
+	// one that has waited longest for its Hello; when every connection is
+	// past its Hello, the new one is let in on probation (one at a time),
+	// and once it sends a valid Hello it takes the place of the least
+	// useful connection: one that never completed a frame before one that
+	// did, then the one that has received nothing for the longest,
+	// provided that is at least a second; else it is refused. Evictions
+	// and refusals are counted.
+	// Zero means DefaultMaxConns.
 	MaxConns int
 	// HelloTimeout bounds the time from accepting a connection to having
 	// read its Hello; zero means DefaultHelloTimeout.
 	HelloTimeout time.Duration
-	// IdleTimeout closes a connection on which no whole frame arrives for
-	// this long; zero means DefaultIdleTimeout. A Client reconnects at
-	// once, logging at info level when it had nothing in flight.
+	// IdleTimeout closes a connection on which no frame starts for this
+	// long; zero means DefaultIdleTimeout. A Client reconnects at once,
+	// logging at info level when it had nothing in flight.
 	IdleTimeout time.Duration
+	// FrameTimeout closes a connection whose frame has not arrived whole
+	// this long after its first byte; zero means DefaultFrameTimeout.
+	FrameTimeout time.Duration
+	// ReadBudget bounds the bytes that the frames in progress on all
+	// connections hold beyond FreeFrameBytes each; zero means
+	// DefaultReadBudget. A connection that needs more than is free closes
+	// the connection holding budget that has received nothing for the
+	// longest, if that is at least a second, and otherwise waits for
+	// budget within its FrameTimeout. It must be at least MaxFrameBytes,
+	// so that one whole frame always fits.
+	ReadBudget int
 	// AckDelay delays every Ack, to demonstrate or test a slow sidecar.
 	AckDelay time.Duration
 	// AckWriteTimeout bounds each Ack write; zero means
@@ -104,6 +125,16 @@ type Server struct {
 	listeners map[net.Listener]struct{}
 	conns     map[net.Conn]*connState
 	wg        sync.WaitGroup
+
+	// budgetUsed is the read budget the connections hold; budgetFreed is
+	// closed (and replaced) whenever some of it is given back.
+	budgetUsed  int64
+	budgetFreed chan struct{}
+	// budgetEvicting is the part of budgetUsed held by evicted
+	// connections that have not given it back yet.
+	budgetEvicting int64
+	// quietGrace overrides defaultQuietGrace in tests.
+	quietGrace time.Duration
 
 	stats       serverCounters
 	refusedLog  rateLimiter
@@ -135,10 +166,15 @@ type ServerStats struct {
 	// IdleTimeouts counts connections closed because no frame came within
 	// IdleTimeout.
 	IdleTimeouts uint64 `json:"idle_timeouts"`
+	// FrameTimeouts counts connections closed because a frame did not
+	// arrive whole within FrameTimeout of its first byte.
+	FrameTimeouts uint64 `json:"frame_timeouts"`
+	// ReadBudgetBytes is the read budget the frames in progress hold now.
+	ReadBudgetBytes int64 `json:"read_budget_bytes"`
 }
 
 type serverCounters struct {
-	accepted, refused, evicted, protocolErrors, helloTimeouts, idleTimeouts atomic.Uint64
+	accepted, refused, evicted, protocolErrors, helloTimeouts, idleTimeouts, frameTimeouts atomic.Uint64
 }
 
 // Stats returns the counts so far.
@@ -150,16 +186,19 @@ func (s *Server) Stats() ServerStats {
 			awaiting++
 		}
 	}
+	budget := s.budgetUsed
 	s.mu.Unlock()
 	return ServerStats{
-		Active:         active,
-		AwaitingHello:  awaiting,
-		Accepted:       s.stats.accepted.Load(),
-		Refused:        s.stats.refused.Load(),
-		Evicted:        s.stats.evicted.Load(),
-		ProtocolErrors: s.stats.protocolErrors.Load(),
-		HelloTimeouts:  s.stats.helloTimeouts.Load(),
-		IdleTimeouts:   s.stats.idleTimeouts.Load(),
+		Active:          active,
+		AwaitingHello:   awaiting,
+		Accepted:        s.stats.accepted.Load(),
+		Refused:         s.stats.refused.Load(),
+		Evicted:         s.stats.evicted.Load(),
+		ProtocolErrors:  s.stats.protocolErrors.Load(),
+		HelloTimeouts:   s.stats.helloTimeouts.Load(),
+		IdleTimeouts:    s.stats.idleTimeouts.Load(),
+		FrameTimeouts:   s.stats.frameTimeouts.Load(),
+		ReadBudgetBytes: budget,
 	}
 }
 
@@ -168,6 +207,7 @@ func (s *Server) initLocked() {
 		s.quit = make(chan struct{})
 		s.listeners = make(map[net.Listener]struct{})
 		s.conns = make(map[net.Conn]*connState)
+		s.budgetFreed = make(chan struct{})
 	}
 }
 
@@ -189,15 +229,19 @@ func (s *Server) Serve(l net.Listener) error {
 	for _, v := range []struct {
 		name string
 		val  time.Duration
-	}{{"HelloTimeout", s.HelloTimeout}, {"IdleTimeout", s.IdleTimeout}, {"AckDelay", s.AckDelay}, {"AckWriteTimeout", s.AckWriteTimeout}} {
+	}{{"HelloTimeout", s.HelloTimeout}, {"IdleTimeout", s.IdleTimeout}, {"FrameTimeout", s.FrameTimeout}, {"AckDelay", s.AckDelay}, {"AckWriteTimeout", s.AckWriteTimeout}} {
 		if v.val < 0 {
 			l.Close()
 			return fmt.Errorf("transport: Server.%s is negative (%v)", v.name, v.val)
 		}
 	}
-	if s.MaxConns < 0 || s.MaxFrameBytes < 0 {
+	if s.MaxConns < 0 || s.MaxFrameBytes < 0 || s.ReadBudget < 0 {
 		l.Close()
-		return fmt.Errorf("transport: Server.MaxConns (%d) and MaxFrameBytes (%d) must not be negative", s.MaxConns, s.MaxFrameBytes)
+		return fmt.Errorf("transport: Server.MaxConns (%d), MaxFrameBytes (%d) and ReadBudget (%d) must not be negative", s.MaxConns, s.MaxFrameBytes, s.ReadBudget)
+	}
+	if budget, frame := orDefault(s.ReadBudget, DefaultReadBudget), s.maxFrameBytes(); budget < frame {
+		l.Close()
+		return fmt.Errorf("transport: Server.ReadBudget (%d) is less than one frame of MaxFrameBytes (%d)", budget, frame)
 	}
 	maxConns := orDefault(s.MaxConns, DefaultMaxConns)
 	s.mu.Lock()
@@ -244,7 +288,10 @@ func (s *Server) Serve(l net.Listener) error {
 			conn.Close()
 			return ErrServerClosed
 		}
-		if len(s.conns) >= maxConns && !s.evictOldestWaitingLocked() {
+		// At the limit a connection still waiting for its Hello makes
+		// room; failing that, the newcomer is let in on probation (one at
+		// a time, as it waits for its Hello) and its Hello decides.
+		if len(s.conns) >= maxConns && !s.evictOldestWaitingLocked() && len(s.conns) > maxConns {
 			s.mu.Unlock()
 			conn.Close()
 			s.stats.refused.Add(1)
@@ -252,7 +299,9 @@ func (s *Server) Serve(l net.Listener) error {
 				zap.Int("max_conns", maxConns), zap.String("remote", conn.RemoteAddr().String()))
 			continue
 		}
-		s.conns[conn] = &connState{accepted: time.Now()}
+		st := &connState{accepted: time.Now()}
+		st.touch()
+		s.conns[conn] = st
 		s.wg.Add(1)
 		s.mu.Unlock()
 		s.stats.accepted.Add(1)
@@ -260,48 +309,8 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 }
 
-// connState is what the Server tracks of an open connection.
-type connState struct {
-	accepted time.Time
-	hello    bool // its Hello has been read
-}
-
-// evictOldestWaitingLocked closes the connection that has waited longest
-// for its Hello, if any, to make room for a new one: a collector sends its
-// Hello at once, so at the limit a new connection is a better bet than one
-// that has been silent, and a flood of silent connections cannot lock a
-// collector out for a whole HelloTimeout. Connections past their Hello are
-// never evicted.
-func (s *Server) evictOldestWaitingLocked() bool {
-	var oldest net.Conn
-	var at time.Time
-	for c, st := range s.conns {
-		if !st.hello && (oldest == nil || st.accepted.Before(at)) {
-			oldest, at = c, st.accepted
-		}
-	}
-	if oldest == nil {
-		return false
-	}
-	delete(s.conns, oldest)
-	// Counted before the close, so that Stats already shows the eviction
-	// when the evicted peer sees its connection end.
-	s.stats.evicted.Add(1)
-	oldest.Close()
-	return true
-}
-
-// helloRead marks conn as past its Hello; it reports false when conn was
-// evicted meanwhile.
-func (s *Server) helloRead(conn net.Conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.conns[conn]
-	if st == nil {
-		return false
-	}
-	st.hello = true
-	return true
+func (s *Server) maxFrameBytes() int {
+	return min(max(orDefault(s.MaxFrameBytes, sdp.DefaultMaxFrameSize), sdp.HeaderSize), sdp.HeaderSize+sdp.MaxValueSize)
 }
 
 func (s *Server) isClosed() bool {

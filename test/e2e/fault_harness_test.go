@@ -49,12 +49,26 @@ type faultEnv struct {
 
 type sidecarProc struct {
 	socket string
+	tcp    string // host:port when it serves TCP instead of socket
 	outDir string
 	args   []string
 	proc   *testbin.Process
 }
 
-func (s *sidecarProc) endpoint() string { return "unix://" + s.socket }
+func (s *sidecarProc) endpoint() string {
+	if s.tcp != "" {
+		return "tcp://" + s.tcp
+	}
+	return "unix://" + s.socket
+}
+
+// dial connects to the sidecar's endpoint.
+func (s *sidecarProc) dial() (net.Conn, error) {
+	if s.tcp != "" {
+		return net.Dial("tcp", s.tcp)
+	}
+	return net.Dial("unix", s.socket)
+}
 
 // newFaultEnv prepares shards sidecars (not started); extraArgs are added to
 // every sidecar's command line.
@@ -91,7 +105,7 @@ func (e *faultEnv) startSidecar(i int) {
 	s := e.sidecars[i]
 	s.proc = testbin.Start(e.t, e.dir, fmt.Sprintf("sidecar-%d", i), e.sidecarBin, s.args, nil)
 	s.proc.WaitReady(e.t, startTimeout, func() error {
-		conn, err := net.Dial("unix", s.socket)
+		conn, err := s.dial()
 		if err != nil {
 			return err
 		}

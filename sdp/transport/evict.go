@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package transport
+
+import (
+	"errors"
+	"net"
+	"sync/atomic"
+	"time"
+)
+
+// errEvicted is why a connection that was closed to make room for another
+// ended.
+var errEvicted = errors.New("closed to make room for another connection")
+
+// connState is what the Server tracks of an open connection. Its fields
+// other than last are guarded by Server.mu.
+type connState struct {
+	accepted time.Time
+	hello    bool  // its Hello has been read
+	evicted  bool  // closed to make room for another connection
+	budget   int64 // read budget held by its frame in progress
+	served   bool  // a frame of it has been handled
+	last     atomic.Int64
+}
+
+// leastUsefulLocked returns the connection that eligible accepts and that
+// is least useful to keep: one that never completed a frame before one that
+// did (a collector sends frames; a hostile peer stalls), then the one that
+// has received nothing for the longest. Only a connection that has
+// received nothing for quietGrace qualifies, so that a busy connection is
+// never closed for another.
+func (s *Server) leastUsefulLocked(eligible func(*connState) bool) (net.Conn, *connState) {
+	now, grace := time.Now(), s.quietGraceOrDefault()
+	var victim net.Conn
+	var vst *connState
+	for c, o := range s.conns {
+		if !eligible(o) || now.Sub(o.lastRead()) < grace {
+			continue
+		}
+		if vst == nil || (!o.served && vst.served) ||
+			(o.served == vst.served && o.lastRead().Before(vst.lastRead())) {
+			victim, vst = c, o
+		}
+	}
+	return victim, vst
+}
+
+// touch records that bytes arrived now.
+func (st *connState) touch() { st.last.Store(time.Now().UnixNano()) }
+
+// lastRead is when bytes last arrived (or when it was accepted).
+func (st *connState) lastRead() time.Time { return time.Unix(0, st.last.Load()) }
+
+// evictOldestWaitingLocked closes the connection that has waited longest
+// for its Hello, if any, to make room for a new one: a collector sends its
+// Hello at once, so at the limit a new connection is a better bet than one
+// that has been silent, and a flood of silent connections cannot lock a
+// collector out for a whole HelloTimeout. Connections past their Hello are
+// never evicted.
+func (s *Server) evictOldestWaitingLocked() bool {
+	var oldest net.Conn
+	var at time.Time
+	for c, st := range s.conns {
+		if !st.hello && (oldest == nil || st.accepted.Before(at)) {
+			oldest, at = c, st.accepted
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	s.evictLocked(oldest, s.conns[oldest])
+	return true
+}
+
+// evictLocked closes conn to make room for another connection.
+func (s *Server) evictLocked(conn net.Conn, st *connState) {
+	delete(s.conns, conn)
+	st.evicted = true
+	s.budgetEvicting += st.budget
+	// Counted before the close, so that Stats already shows the eviction
+	// when the evicted peer sees its connection end.
+	s.stats.evicted.Add(1)
+	conn.Close()
+}
+
+// errRefused is why a connection whose Hello found no room ended.
+var errRefused = errors.New("refused after its Hello: the connection limit is reached and every connection received bytes within the last second")
+
+// helloRead marks conn as past its Hello. When that puts the connections
+// past their Hello over maxConns, the one that has received nothing for
+// the longest (of those that never completed a frame, if any) makes room,
+// if that is at least quietGrace; otherwise conn is refused. It returns errEvicted when conn was evicted meanwhile.
+func (s *Server) helloRead(conn net.Conn, maxConns int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.conns[conn]
+	if st == nil {
+		return errEvicted
+	}
+	st.touch()
+	past := 0
+	for _, o := range s.conns {
+		if o.hello {
+			past++
+		}
+	}
+	if past >= maxConns {
+		victim, vst := s.leastUsefulLocked(func(o *connState) bool { return o.hello })
+		if vst == nil {
+			delete(s.conns, conn)
+			s.stats.refused.Add(1)
+			return errRefused
+		}
+		s.evictLocked(victim, vst)
+	}
+	st.hello = true
+	return nil
+}
+
+func (s *Server) quietGraceOrDefault() time.Duration {
+	if s.quietGrace > 0 {
+		return s.quietGrace
+	}
+	return defaultQuietGrace
+}
