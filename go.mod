@@ -3,6 +3,7 @@ module github.com/otelcol-sdp/otelcol-sdp
 go 1.26.8
 
 require (
+	github.com/miekg/dns v1.1.73
 	github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage v0.165.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatautil v0.161.0
 	github.com/stretchr/testify v1.12.1

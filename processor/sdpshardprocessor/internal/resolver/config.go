@@ -174,9 +174,6 @@ func (d *DNSConfig) validate() []error {
 	if d.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("dns: timeout: must be positive, got %s", d.Timeout))
 	}
-	if d.Interval > 0 && d.Timeout > d.Interval {
-		errs = append(errs, fmt.Errorf("dns: timeout: %s is longer than interval %s", d.Timeout, d.Interval))
-	}
 	if d.Server != "" {
 		if _, port, err := net.SplitHostPort(d.Server); err != nil || port == "" {
 			errs = append(errs, fmt.Errorf("dns: server: %q is not host:port", d.Server))

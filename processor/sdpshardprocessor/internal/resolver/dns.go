@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -30,6 +31,8 @@ type dnsResolver struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
+	// openConns counts the queries' connections not yet closed.
+	openConns atomic.Int64
 }
 
 func newDNS(cfg DNSConfig, set Settings) *dnsResolver {
@@ -42,23 +45,72 @@ func newDNS(cfg DNSConfig, set Settings) *dnsResolver {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultDNSTimeout
 	}
-	// StrictErrors makes a failed AAAA query fail the lookup instead of
-	// answering with the A records alone, which would look like a change.
-	lookup := &net.Resolver{StrictErrors: true}
-	if cfg.Server != "" {
-		server := cfg.Server
-		var dialer net.Dialer
-		lookup.PreferGo = true
-		lookup.Dial = func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return dialer.DialContext(ctx, network, server)
-		}
-	}
-	return &dnsResolver{
+	r := &dnsResolver{
 		cfg:    cfg,
-		lookup: lookup,
 		logger: set.Logger,
 		errs:   errorLog{logger: set.Logger, onError: set.OnError, now: time.Now},
 	}
+	// StrictErrors makes a failed AAAA query fail the lookup instead of
+	// answering with the A records alone, which would look like a change.
+	r.lookup = &net.Resolver{StrictErrors: true, PreferGo: cfg.Server != "", Dial: r.dial}
+	return r
+}
+
+// dial connects the resolver's queries to the configured server, or to the
+// system's, and closes each connection when its lookup is abandoned: the
+// standard library would otherwise leave the query waiting for its answer
+// after Shutdown returned.
+func (r *dnsResolver) dial(ctx context.Context, network, address string) (net.Conn, error) {
+	if r.cfg.Server != "" {
+		address = r.cfg.Server
+	}
+	var dialer net.Dialer
+	conn, err := dialer.DialContext(ctx, network, address)
+	if err != nil {
+		return nil, err
+	}
+	r.openConns.Add(1)
+	c := &abandonableConn{Conn: conn, open: &r.openConns}
+	// Once the lookup has closed c, the context's end finds it closed.
+	context.AfterFunc(ctx, func() { _ = c.Close() })
+	if pc, ok := conn.(net.PacketConn); ok {
+		// The resolver frames its queries by whether the connection is a
+		// PacketConn.
+		return abandonablePacketConn{abandonableConn: c, packets: pc}, nil
+	}
+	return c, nil
+}
+
+// abandonablePacketConn is an abandonableConn that keeps the datagram
+// methods of a UDP connection.
+type abandonablePacketConn struct {
+	*abandonableConn
+	packets net.PacketConn
+}
+
+func (c abandonablePacketConn) ReadFrom(p []byte) (int, net.Addr, error) {
+	return c.packets.ReadFrom(p)
+}
+
+func (c abandonablePacketConn) WriteTo(p []byte, addr net.Addr) (int, error) {
+	return c.packets.WriteTo(p, addr)
+}
+
+// abandonableConn is a query's connection, closed by its lookup or when
+// the lookup's context ends, whichever comes first.
+type abandonableConn struct {
+	net.Conn
+	open   *atomic.Int64
+	closed sync.Once
+}
+
+func (c *abandonableConn) Close() error {
+	err := net.ErrClosed
+	c.closed.Do(func() {
+		err = c.Conn.Close()
+		c.open.Add(-1)
+	})
+	return err
 }
 
 // Start resolves once, within the timeout, and then every interval.
@@ -96,10 +148,21 @@ func (r *dnsResolver) Shutdown(ctx context.Context) error {
 	r.pub.close()
 	select {
 	case <-r.done:
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	// Cancelling closed the connections of abandoned queries; wait for the
+	// standard library's lookups to notice.
+	ticker := time.NewTicker(time.Millisecond)
+	defer ticker.Stop()
+	for r.openConns.Load() > 0 {
+		select {
+		case <-ticker.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 func (r *dnsResolver) resolveOnce(ctx context.Context) {
