@@ -121,7 +121,7 @@ func TestDNSSRVUsesTargetsAsIDs(t *testing.T) {
 
 func TestDNSErrorsKeepTheLastList(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
+		name   string
 		break_ func(*testing.T, *fakeDNS)
 	}{
 		{"server failure", func(_ *testing.T, s *fakeDNS) { s.fail(dns.RcodeServerFailure, false) }},
