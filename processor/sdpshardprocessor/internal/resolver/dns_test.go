@@ -121,8 +121,8 @@ func TestDNSSRVUsesTargetsAsIDs(t *testing.T) {
 
 func TestDNSErrorsKeepTheLastList(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		break_ func(*testing.T, *fakeDNS)
+		name        string
+		breakServer func(*testing.T, *fakeDNS)
 	}{
 		{"server failure", func(_ *testing.T, s *fakeDNS) { s.fail(dns.RcodeServerFailure, false) }},
 		{"refused", func(_ *testing.T, s *fakeDNS) { s.fail(dns.RcodeRefused, false) }},
@@ -138,7 +138,7 @@ func TestDNSErrorsKeepTheLastList(t *testing.T) {
 			assert.Equal(t, want, rec.next())
 			rec.drainErrors()
 
-			tc.break_(t, server)
+			tc.breakServer(t, server)
 			err := rec.nextError()
 			assert.ErrorContains(t, err, "dns: looking up "+fleetName)
 			settle(t, server)

@@ -80,7 +80,9 @@ func (r *k8sResolver) Start(_ context.Context, update func([]Member)) error {
 	r.pub.update = update
 	selector := discoveryv1.LabelServiceName + "=" + r.name
 	slices := r.client.EndpointSlices(r.namespace)
-	lw := &cache.ListWatch{
+	// The wrapper tells the reflector when the client cannot stream the
+	// initial list (client-go's fakes), as informers built from a clientset do.
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
 			options.LabelSelector = selector
 			return slices.List(ctx, options)
@@ -89,7 +91,7 @@ func (r *k8sResolver) Start(_ context.Context, update func([]Member)) error {
 			options.LabelSelector = selector
 			return slices.Watch(ctx, options)
 		},
-	}
+	}, r.client)
 	r.informer = cache.NewSharedIndexInformer(lw, &discoveryv1.EndpointSlice{}, 0, cache.Indexers{})
 	// Only the endpoints matter; the rest of each slice is not kept.
 	if err := r.informer.SetTransform(trimEndpointSlice); err != nil {
