@@ -30,9 +30,8 @@ func (p *publisher) publish(members []Member) bool {
 		return false
 	}
 	p.last, p.sent = members, true
-	// update owns its copy: the resolver may reuse nothing of it, and the
-	// receiver may keep it.
-	p.update(slices.Clone(members))
+	// update owns its copy, never nil: the receiver may keep or change it.
+	p.update(append(make([]Member, 0, len(members)), members...))
 	return true
 }
 
