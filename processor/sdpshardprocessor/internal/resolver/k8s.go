@@ -74,9 +74,9 @@ func newK8s(cfg K8sConfig, set Settings) (*k8sResolver, error) {
 	}, nil
 }
 
-// Start runs the informer and waits, at most the timeout, for the first
-// member list.
-func (r *k8sResolver) Start(_ context.Context, update func([]Member)) error {
+// Start runs the informer and waits, at most the timeout or until ctx
+// ends, for the first member list.
+func (r *k8sResolver) Start(startCtx context.Context, update func([]Member)) error {
 	r.pub.update = update
 	selector := discoveryv1.LabelServiceName + "=" + r.name
 	slices := r.client.EndpointSlices(r.namespace)
@@ -123,6 +123,8 @@ func (r *k8sResolver) Start(_ context.Context, update func([]Member)) error {
 	case <-published:
 	case <-timer.C:
 		r.errs.failed(errK8sNotSynced)
+	case <-startCtx.Done():
+		// Starting is abandoned; the informer keeps going until Shutdown.
 	}
 	return nil
 }
