@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/config/configoptional"
+	"go.uber.org/goleak"
 )
 
 const fleetName = "consumers.fleet.test."
@@ -152,6 +153,21 @@ func TestDNSErrorsKeepTheLastList(t *testing.T) {
 	}
 }
 
+func TestDNSFailedAAAAKeepsTheLastList(t *testing.T) {
+	server := startFakeDNS(t)
+	server.set(t, fleetName, fleetName+" 5 IN A 127.0.0.2", fleetName+" 5 IN AAAA ::1")
+	rec := newRecorder(t)
+	rec.start(dnsConfig(server, nil), rec.settings())
+	assert.Equal(t, endpoints("tcp://127.0.0.2:4319", "tcp://[::1]:4319"), rec.next())
+	rec.drainErrors()
+
+	// The A records alone would look like ::1 leaving.
+	server.failOnly(dns.TypeAAAA, dns.RcodeServerFailure, false)
+	assert.ErrorContains(t, rec.nextError(), "dns: looking up "+fleetName)
+	settle(t, server)
+	rec.noUpdate()
+}
+
 func TestDNSTimeoutKeepsTheLastList(t *testing.T) {
 	server := startFakeDNS(t)
 	server.set(t, fleetName, fleetName+" 5 IN A 127.0.0.2")
@@ -198,6 +214,27 @@ func TestDNSShutdownStopsAsking(t *testing.T) {
 	server.set(t, fleetName, fleetName+" 5 IN A 127.0.0.3")
 	time.Sleep(100 * time.Millisecond) // five intervals
 	assert.Equal(t, asked, server.questions(), "asked after Shutdown")
+	rec.noUpdate()
+}
+
+func TestDNSShutdownAbandonsAQueryInFlight(t *testing.T) {
+	server := startFakeDNS(t)
+	server.set(t, fleetName, fleetName+" 5 IN A 127.0.0.2")
+	serving := goleak.IgnoreCurrent()
+	rec := newRecorder(t)
+	// A timeout far longer than the test: Shutdown must not wait for it.
+	res := rec.start(dnsConfig(server, func(d *DNSConfig) { d.Timeout = time.Hour }), rec.settings())
+	assert.Equal(t, endpoints("tcp://127.0.0.2:4319"), rec.next())
+
+	server.fail(dns.RcodeSuccess, true)
+	server.waitQuestions(t, server.questions()) // a query is waiting for its answer
+	// Less than the standard library's own per-query timeout (5s by
+	// default), which would otherwise end the query.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	require.NoError(t, res.Shutdown(ctx))
+	rec.stopped.Store(true)
+	goleak.VerifyNone(t, serving) // no lookup left waiting
 	rec.noUpdate()
 }
 

@@ -22,6 +22,7 @@ type fakeDNS struct {
 	records map[string][]dns.RR // by lower-case FQDN
 	rcode   int                 // answered instead of the records when not success
 	silent  bool                // answer nothing at all, so that queries time out
+	only    uint16              // when set, rcode and silent apply to this type only
 	asked   int                 // questions received
 }
 
@@ -78,6 +79,9 @@ func (s *fakeDNS) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	known := false
 	if len(req.Question) == 1 {
 		q := req.Question[0]
+		if s.only != 0 && q.Qtype != s.only {
+			silent, rcode = false, dns.RcodeSuccess
+		}
 		rrs, ok := s.records[strings.ToLower(q.Name)]
 		known = ok
 		for _, rr := range rrs {
@@ -126,9 +130,14 @@ func (s *fakeDNS) set(t *testing.T, name string, records ...string) {
 // fail makes the server answer every question with rcode (dns.RcodeSuccess
 // to answer again), or, with silent, not answer at all.
 func (s *fakeDNS) fail(rcode int, silent bool) {
+	s.failOnly(0, rcode, silent)
+}
+
+// failOnly is fail for the questions of one type (0: all).
+func (s *fakeDNS) failOnly(qtype uint16, rcode int, silent bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rcode, s.silent = rcode, silent
+	s.only, s.rcode, s.silent = qtype, rcode, silent
 }
 
 // questions returns how many questions the server has received.
