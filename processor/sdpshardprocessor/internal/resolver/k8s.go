@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -98,7 +100,9 @@ func (r *k8sResolver) Start(startCtx context.Context, update func([]Member)) err
 		return fmt.Errorf("k8s: %w", err)
 	}
 	if err := r.informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
-		r.errs.failed(fmt.Errorf("k8s: watching EndpointSlices of %s.%s: %w", r.name, r.namespace, err))
+		if isWatchFailure(err) {
+			r.errs.failed(fmt.Errorf("k8s: watching EndpointSlices of %s.%s: %w", r.name, r.namespace, err))
+		}
 	}); err != nil {
 		return fmt.Errorf("k8s: %w", err)
 	}
@@ -127,6 +131,13 @@ func (r *k8sResolver) Start(startCtx context.Context, update func([]Member)) err
 		// Starting is abandoned; the informer keeps going until Shutdown.
 	}
 	return nil
+}
+
+// isWatchFailure tells a failed list or watch from the routine end of a
+// watch, which the reflector resumes without losing events: a watch closed
+// by the server, or one whose resource version expired.
+func isWatchFailure(err error) bool {
+	return !errors.Is(err, io.EOF) && !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err)
 }
 
 func (r *k8sResolver) signal() {

@@ -5,6 +5,7 @@ package resolver
 import (
 	"context"
 	"errors"
+	"io"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,8 +16,10 @@ import (
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/watch"
 	fakediscoveryv1 "k8s.io/client-go/kubernetes/typed/discovery/v1/fake"
@@ -82,6 +85,9 @@ type endpoint struct {
 	hostname string // empty: none
 	pod      string // empty: no targetRef
 	ready    *bool  // nil: condition unset
+	// terminating marks a pod being deleted that still serves, as
+	// Kubernetes reports it: serving and terminating, not ready.
+	terminating bool
 }
 
 var (
@@ -101,6 +107,9 @@ func slice(name, service string, endpoints ...endpoint) *discoveryv1.EndpointSli
 	}
 	for _, e := range endpoints {
 		ep := discoveryv1.Endpoint{Addresses: []string{e.address}, Conditions: discoveryv1.EndpointConditions{Ready: e.ready}}
+		if e.terminating {
+			ep.Conditions = discoveryv1.EndpointConditions{Ready: notReady, Serving: isReady, Terminating: isReady}
+		}
 		if e.hostname != "" {
 			ep.Hostname = &e.hostname
 		}
@@ -163,7 +172,7 @@ func TestK8sFollowsEndpointSlices(t *testing.T) {
 
 	// consumer-0 restarts with a new address: same ID, new endpoint; and
 	// consumer-2 is terminating (not ready, still serving): it leaves.
-	terminating := endpoint{address: "10.0.0.12", hostname: "consumer-2", pod: "consumer-2", ready: notReady}
+	terminating := endpoint{address: "10.0.0.12", hostname: "consumer-2", pod: "consumer-2", terminating: true}
 	cluster.update(t, slice("consumers-a", "consumers",
 		terminating,
 		endpoint{address: "10.0.0.20", hostname: "consumer-0", pod: "consumer-0", ready: isReady},
@@ -241,6 +250,16 @@ func TestK8sListFailureReportsAndRecovers(t *testing.T) {
 
 	failing.Store(false)
 	assert.Equal(t, members("consumer-0", "tcp://10.0.0.10:4319"), rec.next())
+}
+
+func TestK8sRoutineWatchEndsAreNotFailures(t *testing.T) {
+	gr := schema.GroupResource{Group: discoveryv1.GroupName, Resource: "endpointslices"}
+	assert.False(t, isWatchFailure(io.EOF))
+	assert.False(t, isWatchFailure(apierrors.NewResourceExpired("too old resource version")))
+	assert.False(t, isWatchFailure(apierrors.NewGone("gone")))
+	assert.True(t, isWatchFailure(apierrors.NewForbidden(gr, "", errors.New("no RBAC"))))
+	assert.True(t, isWatchFailure(io.ErrUnexpectedEOF))
+	assert.True(t, isWatchFailure(errors.New("connection refused")))
 }
 
 func TestK8sShutdownStopsTheInformer(t *testing.T) {
