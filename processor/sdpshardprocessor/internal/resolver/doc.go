@@ -23,10 +23,12 @@
 //
 // # Errors
 //
-// A failed resolution (timeout, server failure, NXDOMAIN, lost watch)
-// never changes the fleet: the last good list stays and the error goes to
-// Settings.OnError and, rate-limited, to the log. Only an answer that
-// lists no member empties the fleet.
+// A failed resolution (timeout, server failure, a name that does not
+// exist or has no address, a failed list or watch) never changes the
+// fleet: the last good list stays and the error goes to Settings.OnError
+// and, rate-limited, to the log. The dns resolver therefore never empties
+// the fleet; the k8s resolver does when the Service has no ready endpoint.
+// With record "srv", a target without an address record is left out.
 //
 // # Kubernetes
 //

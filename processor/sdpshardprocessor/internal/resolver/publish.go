@@ -61,11 +61,11 @@ type errorLog struct {
 const errorLogEvery = time.Minute
 
 func (l *errorLog) failed(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.onError != nil {
 		l.onError(err)
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	now := l.now()
 	if l.failing && now.Sub(l.lastLogged) < errorLogEvery {
 		l.suppressed++

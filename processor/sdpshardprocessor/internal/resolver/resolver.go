@@ -30,11 +30,15 @@ type Member struct {
 // (and once after the first resolution). update is never called
 // concurrently and never after Shutdown returns.
 //
-// A failed resolution never empties the fleet: the last good list stays in
-// force and the error goes to Settings.OnError. Start fails only when the
-// resolver cannot be set up at all (for example no Kubernetes client); a
+// Start makes the first resolution before it returns, bounded by the
+// resolver's timeout, so update is usually first called from within Start
+// (from Start's goroutine: update must not wait for Start to return). A
 // first resolution that fails or is slow is retried in the background, and
-// update is first called once one succeeds.
+// update is first called once one succeeds. Start fails only when the
+// resolver cannot be set up at all.
+//
+// A failed resolution never changes the fleet: the last good list stays in
+// force and the error goes to Settings.OnError.
 type Resolver interface {
 	Start(ctx context.Context, update func([]Member)) error
 	Shutdown(ctx context.Context) error
@@ -46,8 +50,8 @@ type Settings struct {
 	// means no logging.
 	Logger *zap.Logger
 	// OnError, when set, is called with every failed resolution, for
-	// example to count resolver errors. It is called from the resolver's
-	// goroutine and must not block.
+	// example to count resolver errors. It is never called concurrently,
+	// may be called from Start, and must not block.
 	OnError func(error)
 	// K8sClient, when set, is the client the k8s resolver reads
 	// EndpointSlices with, instead of one built from the in-cluster
@@ -60,7 +64,9 @@ type Settings struct {
 // static, dns and k8s is configured.
 var ErrNoResolver = errors.New("one of static, dns or k8s must be set")
 
-// New builds the configured resolver. The configuration must be valid.
+// New validates cfg and builds the configured resolver. The k8s resolver
+// builds its client here, from the in-cluster configuration unless
+// Settings.K8sClient is set, so New fails outside a cluster.
 func New(cfg Config, set Settings) (Resolver, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
