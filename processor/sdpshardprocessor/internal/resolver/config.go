@@ -197,6 +197,20 @@ func (k *K8sConfig) validate() []error {
 	return errs
 }
 
+// Kind names the configured resolver, "static", "dns" or "k8s", for logs
+// and telemetry attributes; it is empty when none is set.
+func (c *Config) Kind() string {
+	switch {
+	case c.Static.HasValue():
+		return "static"
+	case c.DNS.HasValue():
+		return "dns"
+	case c.K8s.HasValue():
+		return "k8s"
+	}
+	return ""
+}
+
 // serviceName splits Service into its name and namespace.
 func (k *K8sConfig) serviceName() (name, namespace string) {
 	name, namespace, ok := strings.Cut(k.Service, ".")

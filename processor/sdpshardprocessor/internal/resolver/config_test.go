@@ -130,6 +130,13 @@ func TestNewRefusesAnInvalidConfig(t *testing.T) {
 	assert.ErrorContains(t, err, "dns: hostname must be set")
 }
 
+func TestConfigKind(t *testing.T) {
+	assert.Empty(t, (&Config{}).Kind())
+	assert.Equal(t, "static", (&Config{Static: configoptional.Some(StaticConfig{})}).Kind())
+	assert.Equal(t, "dns", (&Config{DNS: configoptional.Some(DNSConfig{})}).Kind())
+	assert.Equal(t, "k8s", (&Config{K8s: configoptional.Some(K8sConfig{})}).Kind())
+}
+
 func TestK8sServiceNamespace(t *testing.T) {
 	name, namespace := (&K8sConfig{Service: "consumers.sdp"}).serviceName()
 	assert.Equal(t, [2]string{"consumers", "sdp"}, [2]string{name, namespace})
