@@ -18,8 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	discoveryv1client "k8s.io/client-go/kubernetes/typed/discovery/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -34,7 +32,7 @@ type k8sResolver struct {
 	name      string
 	namespace string
 	port      string
-	client    discoveryv1client.EndpointSlicesGetter
+	client    EndpointSliceSource
 	logger    *zap.Logger
 	errs      errorLog
 	pub       publisher
@@ -53,13 +51,9 @@ func newK8s(cfg K8sConfig, set Settings) (*k8sResolver, error) {
 	}
 	client := set.K8sClient
 	if client == nil {
-		restConfig, err := rest.InClusterConfig()
+		c, err := newInClusterEndpointSlices()
 		if err != nil {
-			return nil, fmt.Errorf("k8s: building the in-cluster client: %w", err)
-		}
-		c, err := discoveryv1client.NewForConfig(restConfig)
-		if err != nil {
-			return nil, fmt.Errorf("k8s: building the in-cluster client: %w", err)
+			return nil, err
 		}
 		client = c
 	}
@@ -81,17 +75,16 @@ func newK8s(cfg K8sConfig, set Settings) (*k8sResolver, error) {
 func (r *k8sResolver) Start(startCtx context.Context, update func([]Member)) error {
 	r.pub.update = update
 	selector := discoveryv1.LabelServiceName + "=" + r.name
-	slices := r.client.EndpointSlices(r.namespace)
 	// The wrapper tells the reflector when the client cannot stream the
 	// initial list (client-go's fakes), as informers built from a clientset do.
 	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
 			options.LabelSelector = selector
-			return slices.List(ctx, options)
+			return r.client.List(ctx, r.namespace, options)
 		},
 		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
 			options.LabelSelector = selector
-			return slices.Watch(ctx, options)
+			return r.client.Watch(ctx, r.namespace, options)
 		},
 	}, r.client)
 	r.informer = cache.NewSharedIndexInformer(lw, &discoveryv1.EndpointSlice{}, 0, cache.Indexers{})

@@ -22,24 +22,18 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/watch"
-	fakediscoveryv1 "k8s.io/client-go/kubernetes/typed/discovery/v1/fake"
 	clienttesting "k8s.io/client-go/testing"
 )
 
-// fakeCluster is client-go's fake discovery/v1 client over an object
-// tracker that knows only the discovery/v1 types: the same machinery as
-// the fake clientset, without compiling every API group.
+// fakeCluster holds EndpointSlices in client-go's object tracker, the
+// store behind its fake clientset, and serves them as an
+// EndpointSliceSource. failList, when set, fails every list.
 type fakeCluster struct {
-	client fakeDiscoveryV1
+	tracker  clienttesting.ObjectTracker
+	failList atomic.Pointer[error]
 }
 
-// fakeDiscoveryV1 tells informers, as the fake clientset does, that it
-// cannot stream an initial list.
-type fakeDiscoveryV1 struct {
-	*fakediscoveryv1.FakeDiscoveryV1
-}
-
-func (fakeDiscoveryV1) IsWatchListSemanticsUnSupported() bool { return true }
+var endpointSlicesResource = discoveryv1.SchemeGroupVersion.WithResource("endpointslices")
 
 func newFakeCluster(t *testing.T, objects ...runtime.Object) *fakeCluster {
 	t.Helper()
@@ -49,34 +43,41 @@ func newFakeCluster(t *testing.T, objects ...runtime.Object) *fakeCluster {
 	for _, obj := range objects {
 		require.NoError(t, tracker.Add(obj))
 	}
-	fake := &clienttesting.Fake{}
-	fake.AddReactor("*", "*", clienttesting.ObjectReaction(tracker))
-	fake.AddWatchReactor("*", func(action clienttesting.Action) (bool, watch.Interface, error) {
-		var opts metav1.ListOptions
-		if w, ok := action.(clienttesting.WatchActionImpl); ok {
-			opts = w.ListOptions
-		}
-		w, err := tracker.Watch(action.GetResource(), action.GetNamespace(), opts)
-		return true, w, err
-	})
-	return &fakeCluster{client: fakeDiscoveryV1{&fakediscoveryv1.FakeDiscoveryV1{Fake: fake}}}
+	return &fakeCluster{tracker: tracker}
 }
+
+func (c *fakeCluster) List(_ context.Context, namespace string, opts metav1.ListOptions) (*discoveryv1.EndpointSliceList, error) {
+	if err := c.failList.Load(); err != nil {
+		return nil, *err
+	}
+	obj, err := c.tracker.List(endpointSlicesResource, discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"), namespace, opts)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*discoveryv1.EndpointSliceList), nil
+}
+
+func (c *fakeCluster) Watch(_ context.Context, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
+	return c.tracker.Watch(endpointSlicesResource, namespace, opts)
+}
+
+// IsWatchListSemanticsUnSupported tells the informer, as the fake
+// clientset does, that the tracker cannot stream an initial list.
+func (*fakeCluster) IsWatchListSemanticsUnSupported() bool { return true }
 
 func (c *fakeCluster) create(t *testing.T, slice *discoveryv1.EndpointSlice) {
 	t.Helper()
-	_, err := c.client.EndpointSlices(slice.Namespace).Create(context.Background(), slice, metav1.CreateOptions{})
-	require.NoError(t, err)
+	require.NoError(t, c.tracker.Create(endpointSlicesResource, slice, slice.Namespace))
 }
 
 func (c *fakeCluster) update(t *testing.T, slice *discoveryv1.EndpointSlice) {
 	t.Helper()
-	_, err := c.client.EndpointSlices(slice.Namespace).Update(context.Background(), slice, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	require.NoError(t, c.tracker.Update(endpointSlicesResource, slice, slice.Namespace))
 }
 
 func (c *fakeCluster) delete(t *testing.T, namespace, name string) {
 	t.Helper()
-	require.NoError(t, c.client.EndpointSlices(namespace).Delete(context.Background(), name, metav1.DeleteOptions{}))
+	require.NoError(t, c.tracker.Delete(endpointSlicesResource, namespace, name))
 }
 
 // endpoint describes one EndpointSlice endpoint of a test.
@@ -137,7 +138,7 @@ func TestK8sFollowsEndpointSlices(t *testing.T) {
 	)
 	rec := newRecorder(t)
 	set := rec.settings()
-	set.K8sClient = cluster.client
+	set.K8sClient = cluster
 	rec.start(k8sConfig(), set)
 
 	// The first list arrives within Start.
@@ -216,7 +217,7 @@ func TestK8sDualStackEndpointIsOneMember(t *testing.T) {
 	cluster := newFakeCluster(t, v6, v4)
 	rec := newRecorder(t)
 	set := rec.settings()
-	set.K8sClient = cluster.client
+	set.K8sClient = cluster
 	rec.start(k8sConfig(), set)
 	assert.Equal(t, members("consumer-0", "tcp://10.0.0.10:4319"), rec.next())
 
@@ -227,17 +228,10 @@ func TestK8sDualStackEndpointIsOneMember(t *testing.T) {
 func TestK8sListFailureReportsAndRecovers(t *testing.T) {
 	cluster := newFakeCluster(t, slice("consumers-a", "consumers", endpoint{address: "10.0.0.10", hostname: "consumer-0", ready: isReady}))
 	forbidden := errors.New("endpointslices is forbidden")
-	var failing atomic.Bool
-	failing.Store(true)
-	cluster.client.PrependReactor("list", "endpointslices", func(clienttesting.Action) (bool, runtime.Object, error) {
-		if failing.Load() {
-			return true, nil, forbidden
-		}
-		return false, nil, nil
-	})
+	cluster.failList.Store(&forbidden)
 	rec := newRecorder(t)
 	set := rec.settings()
-	set.K8sClient = cluster.client
+	set.K8sClient = cluster
 	cfg := k8sConfig()
 	cfg.K8s.Get().Timeout = 50 * time.Millisecond
 	rec.start(cfg, set) // returns after the timeout, without members
@@ -248,7 +242,7 @@ func TestK8sListFailureReportsAndRecovers(t *testing.T) {
 	}
 	rec.noUpdate()
 
-	failing.Store(false)
+	cluster.failList.Store(nil)
 	assert.Equal(t, members("consumer-0", "tcp://10.0.0.10:4319"), rec.next())
 }
 
@@ -266,7 +260,7 @@ func TestK8sShutdownStopsTheInformer(t *testing.T) {
 	cluster := newFakeCluster(t, slice("consumers-a", "consumers", endpoint{address: "10.0.0.10", hostname: "consumer-0", ready: isReady}))
 	rec := newRecorder(t)
 	set := rec.settings()
-	set.K8sClient = cluster.client
+	set.K8sClient = cluster
 	res := rec.start(k8sConfig(), set)
 	assert.Equal(t, members("consumer-0", "tcp://10.0.0.10:4319"), rec.next())
 

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
-	discoveryv1client "k8s.io/client-go/kubernetes/typed/discovery/v1"
 )
 
 // Member is one consumer of the fleet.
@@ -53,11 +52,12 @@ type Settings struct {
 	// example to count resolver errors. It is never called concurrently,
 	// may be called from Start, and must not block.
 	OnError func(error)
-	// K8sClient, when set, is the client the k8s resolver reads
-	// EndpointSlices with, instead of one built from the in-cluster
-	// configuration: for tests, client-go's fake
-	// (k8s.io/client-go/kubernetes/typed/discovery/v1/fake).
-	K8sClient discoveryv1client.EndpointSlicesGetter
+	// K8sClient, when set, is what the k8s resolver reads EndpointSlices
+	// with, instead of a client built from the in-cluster configuration:
+	// for tests, client-go's object tracker (k8s.io/client-go/testing), the
+	// store of its fake clientset. When it implements
+	// IsWatchListSemanticsUnSupported() bool, client-go's informer asks it.
+	K8sClient EndpointSliceSource
 }
 
 // ErrNoResolver is returned by New and Config.Validate when none of
