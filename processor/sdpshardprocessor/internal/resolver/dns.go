@@ -18,6 +18,10 @@ import (
 	"go.uber.org/zap"
 )
 
+// errNoMember is the error of a resolution that found no member: it keeps
+// the last list like any other error rather than empty the fleet.
+var errNoMember = errors.New("no address")
+
 // srvLookupParallelism bounds the address lookups of SRV targets in flight.
 const srvLookupParallelism = 8
 
@@ -194,6 +198,9 @@ func (r *dnsResolver) resolveA(ctx context.Context) ([]Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dns: looking up %s: %w", r.cfg.Hostname, err)
 	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("dns: looking up %s: %w", r.cfg.Hostname, errNoMember)
+	}
 	port := strconv.Itoa(r.cfg.Port)
 	members := make([]Member, 0, len(addrs))
 	for _, addr := range addrs {
@@ -226,7 +233,11 @@ func (r *dnsResolver) resolveSRV(ctx context.Context) ([]Member, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(members, func(m Member) bool { return m.ID == "" }), nil
+	members = slices.DeleteFunc(members, func(m Member) bool { return m.ID == "" })
+	if len(members) == 0 {
+		return nil, fmt.Errorf("dns: looking up SRV %s: %w", r.cfg.Hostname, errNoMember)
+	}
+	return members, nil
 }
 
 // resolveTarget finds the address of one SRV target; a target that does

@@ -118,6 +118,13 @@ func TestDNSSRVUsesTargetsAsIDs(t *testing.T) {
 
 	server.set(t, srv, srv+" 5 IN SRV 0 0 4320 consumer-1.fleet.test.")
 	assert.Equal(t, members("consumer-1.fleet.test", "tcp://127.0.0.3:4320"), rec.next())
+
+	// Targets that all lack an address do not empty the fleet.
+	rec.drainErrors()
+	server.set(t, "consumer-1.fleet.test.")
+	assert.ErrorIs(t, rec.nextError(), errNoMember)
+	settle(t, server)
+	rec.noUpdate()
 }
 
 func TestDNSErrorsKeepTheLastList(t *testing.T) {
