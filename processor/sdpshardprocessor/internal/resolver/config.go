@@ -125,7 +125,7 @@ func (c *Config) Validate() error {
 		return ErrNoResolver
 	case 1:
 	default:
-		errs = append(errs, fmt.Errorf("%s are all set; set only one", strings.Join(set, ", ")))
+		errs = append(errs, fmt.Errorf("only one of static, dns or k8s may be set, not %s", strings.Join(set, " and ")))
 	}
 	return errors.Join(errs...)
 }
@@ -185,7 +185,7 @@ func (d *DNSConfig) validate() []error {
 func (k *K8sConfig) validate() []error {
 	var errs []error
 	name, namespace := k.serviceName()
-	if name == "" || strings.Contains(namespace, ".") {
+	if name == "" || namespace == "" || strings.Contains(namespace, ".") {
 		errs = append(errs, fmt.Errorf(`k8s: service: %q is not "name.namespace"`, k.Service))
 	}
 	if k.Port <= 0 || k.Port > 65535 {

@@ -79,7 +79,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"two", map[string]any{
 			"static": map[string]any{"endpoints": []any{"tcp://a:1"}},
 			"dns":    map[string]any{"hostname": "x", "port": 1},
-		}, []string{"resolver: static, dns are all set; set only one"}},
+		}, []string{"resolver: only one of static, dns or k8s may be set, not static and dns"}},
 		{"static empty", map[string]any{"static": map[string]any{}}, []string{"resolver: static: endpoints: at least one endpoint is required"}},
 		{"static bad", map[string]any{"static": map[string]any{"endpoints": []any{"tcp://a:1", "a:1", "tcp://a:1"}}}, []string{
 			"resolver: static: endpoints[1]: ",
@@ -99,6 +99,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"dns server", map[string]any{"dns": map[string]any{"hostname": "x", "port": 1, "server": "10.0.0.10"}}, []string{`resolver: dns: server: "10.0.0.10" is not host:port`}},
 		{"k8s service", map[string]any{"k8s": map[string]any{"port": 1}}, []string{`resolver: k8s: service: "" is not "name.namespace"`}},
 		{"k8s service fqdn", map[string]any{"k8s": map[string]any{"service": "consumers.sdp.svc", "port": 1}}, []string{`resolver: k8s: service: "consumers.sdp.svc" is not "name.namespace"`}},
+		{"k8s service no namespace", map[string]any{"k8s": map[string]any{"service": "consumers.", "port": 1}}, []string{`resolver: k8s: service: "consumers." is not "name.namespace"`}},
 		{"k8s port", map[string]any{"k8s": map[string]any{"service": "consumers.sdp"}}, []string{"resolver: k8s: port: 0 is not a TCP port (1 to 65535)"}},
 		{"k8s timeout", map[string]any{"k8s": map[string]any{"service": "consumers.sdp", "port": 1, "timeout": "-1s"}}, []string{"resolver: k8s: timeout: must be positive, got -1s"}},
 	} {
