@@ -29,9 +29,16 @@ const (
 // Config is sdpshard's `resolver:` block: exactly one of Static, DNS and K8s
 // is set. Durations left zero take their defaults.
 //
+// A component holds it as configoptional.Optional[Config] so that an
+// absent block is neither validated nor mistaken for an empty one:
+//
+//	Resolver configoptional.Optional[resolver.Config] `mapstructure:"resolver"`
+//
 // Validate's messages name the field relative to this block ("dns:
 // hostname must be set"); confmap.Validate prefixes them with the key of
 // the field that holds the Config ("resolver: dns: hostname must be set").
+// Calling Validate again from the holder's own Validate would report each
+// error twice.
 type Config struct {
 	// Static is a fixed list of endpoints.
 	Static configoptional.Optional[StaticConfig] `mapstructure:"static"`
