@@ -4,7 +4,9 @@ package resolver
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -80,6 +82,25 @@ func TestDNSAAndAAAA(t *testing.T) {
 
 	server.set(t, fleetName, fleetName+" 5 IN AAAA ::1")
 	assert.Equal(t, endpoints("tcp://[::1]:4319"), rec.next())
+}
+
+func TestDNSLargeFleetOverTCP(t *testing.T) {
+	// 200 A records do not fit a UDP answer: the resolver asks again over
+	// TCP, through the same dialer.
+	var records []string
+	var want []string
+	for i := range 200 {
+		addr := fmt.Sprintf("127.0.%d.%d", 1+i/100, 1+i%100)
+		records = append(records, fleetName+" 5 IN A "+addr)
+		want = append(want, "tcp://"+addr+":4319")
+	}
+	slices.Sort(want)
+	server := startFakeDNS(t)
+	server.set(t, fleetName, records...)
+	rec := newRecorder(t)
+	rec.start(dnsConfig(server, nil), rec.settings())
+	assert.Equal(t, endpoints(want...), rec.next())
+	assert.Positive(t, server.questionsOverTCP())
 }
 
 func TestDNSSRVUsesTargetsAsIDs(t *testing.T) {

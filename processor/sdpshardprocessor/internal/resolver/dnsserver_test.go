@@ -24,6 +24,7 @@ type fakeDNS struct {
 	silent  bool                // answer nothing at all, so that queries time out
 	only    uint16              // when set, rcode and silent apply to this type only
 	asked   int                 // questions received
+	overTCP int                 // of which over TCP
 }
 
 func startFakeDNS(t *testing.T) *fakeDNS {
@@ -74,6 +75,9 @@ func listenUDPAndTCP(t *testing.T) (net.PacketConn, net.Listener) {
 func (s *fakeDNS) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	s.mu.Lock()
 	s.asked++
+	if w.LocalAddr().Network() == "tcp" {
+		s.overTCP++
+	}
 	silent, rcode := s.silent, s.rcode
 	var answer []dns.RR
 	known := false
@@ -104,6 +108,15 @@ func (s *fakeDNS) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 		resp.Rcode = dns.RcodeNameError
 	default:
 		resp.Answer = answer
+	}
+	if w.LocalAddr().Network() == "udp" {
+		// As a real server does: what does not fit the client's datagram
+		// is cut, with the truncated bit telling it to ask over TCP.
+		size := dns.MinMsgSize
+		if opt := req.IsEdns0(); opt != nil {
+			size = int(opt.UDPSize())
+		}
+		resp.Truncate(size)
 	}
 	_ = w.WriteMsg(resp)
 }
@@ -138,6 +151,13 @@ func (s *fakeDNS) failOnly(qtype uint16, rcode int, silent bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.only, s.rcode, s.silent = qtype, rcode, silent
+}
+
+// questionsOverTCP returns how many questions came over TCP.
+func (s *fakeDNS) questionsOverTCP() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.overTCP
 }
 
 // questions returns how many questions the server has received.
