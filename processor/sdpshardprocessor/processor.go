@@ -33,6 +33,7 @@ const (
 	reasonCanceled    = "canceled"
 	reasonMalformed   = "malformed"
 	reasonStorage     = "storage"
+	reasonNoMembers   = "no_members"
 )
 
 // shardProcessor is one signal's sdpshard processor. Processors of the same
@@ -184,7 +185,11 @@ func keepOnly[T any](keep []int) func(T) bool {
 func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unroutable []int, err error) {
 	frames := p.frames.Get().(*shard.Frames)
 	defer p.frames.Put(frames)
-	if err := p.router.Route(req, frames); err != nil {
+	f := p.shards.current.Load()
+	if err := p.router.RouteTo(req, f.members, frames); errors.Is(err, shard.ErrNoMembers) {
+		// The resolver has found no member yet: backpressure, not loss.
+		return nil, p.refuse(ctx, err)
+	} else if err != nil {
 		p.refused(ctx, reasonMalformed)
 		err = fmt.Errorf("sdpshard: splitting %s by resource: %w", req.Signal(), err)
 		p.shards.health.refused(reasonMalformed, err)
@@ -202,7 +207,7 @@ func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unr
 			zap.Int("items", items), zap.Error(frames.Unroutable[0].Err))
 	}
 	detach(frames)
-	if err := p.send(ctx, frames); err != nil {
+	if err := p.send(ctx, f, frames); err != nil {
 		return nil, err
 	}
 	return unroutable, nil
@@ -236,12 +241,18 @@ func detach(frames *shard.Frames) {
 // is refused. Delivery is at least once: the client retries the whole batch
 // and the sidecars may see those resources twice.
 //
+// f is the fleet snapshot the frames were routed over. When a resolver
+// removes a member between routing and sending, that member's client is
+// closed: sendPart routes its part again over the current snapshot, and a
+// part already queued there is taken back and re-routed by the fleet
+// manager, so the batch still settles by the new owners' acks.
+//
 // A shard's part larger than queue_bytes goes out in queue-sized Sends,
 // each after the previous one settled: two consecutive ones never fit the
 // queue together, so sending the next at once would always be refused and
 // the client's retries would queue the first one again and again.
-func (p *shardProcessor) send(ctx context.Context, frames *shard.Frames) error {
-	clients := p.shards.clients
+func (p *shardProcessor) send(ctx context.Context, f *fleet, frames *shard.Frames) error {
+	clients := f.clients
 	for shard, fs := range frames.ByShard {
 		if len(fs) == 0 {
 			continue
@@ -301,7 +312,7 @@ func (p *shardProcessor) send(ctx context.Context, frames *shard.Frames) error {
 				}
 				onSettled = q.onSettled(seqs, onSettled)
 			}
-			if err := clients[shard].Send(part, onSettled); err != nil {
+			if err := p.shards.sendPart(f, shard, part, onSettled); err != nil {
 				if seqs != nil {
 					p.shards.queue.settled(seqs, true)
 				}
@@ -385,6 +396,8 @@ func reasonOf(err error) string {
 	switch {
 	case onlyRejected(err):
 		return reasonRejected
+	case errors.Is(err, shard.ErrNoMembers):
+		return reasonNoMembers
 	case errors.Is(err, transport.ErrUndelivered):
 		return reasonUndelivered
 	case errors.Is(err, errStorage):

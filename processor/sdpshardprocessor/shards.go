@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -15,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
 	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/metadata"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
@@ -27,10 +29,13 @@ import (
 type registry struct {
 	mu   sync.Mutex
 	sets map[component.ID]*shardSet
+	// newSource builds the resolver of a configuration with a resolver
+	// block; tests replace it to drive membership changes.
+	newSource func(cfg *Config, set processor.Settings, onError func(error)) (memberSource, error)
 }
 
 func newRegistry() *registry {
-	return &registry{sets: make(map[component.ID]*shardSet)}
+	return &registry{sets: make(map[component.ID]*shardSet), newSource: newResolverSource}
 }
 
 // acquire returns the shard set of set.ID, creating it on first use, and
@@ -42,7 +47,7 @@ func (reg *registry) acquire(set processor.Settings, cfg *Config) (*shardSet, er
 		s.users++
 		return s, nil
 	}
-	s, err := newShardSet(set, cfg)
+	s, err := newShardSet(set, cfg, reg.newSource)
 	if err != nil {
 		return nil, err
 	}
@@ -65,11 +70,16 @@ func (reg *registry) release(ctx context.Context, s *shardSet) {
 	}
 }
 
-// shardSet is one transport.Client per shard plus the telemetry they feed.
+// shardSet is one transport.Client per shard (per member of a resolver's
+// fleet) plus the telemetry they feed.
 type shardSet struct {
-	id           component.ID
-	logger       *zap.Logger
-	clients      []*transport.Client
+	id     component.ID
+	logger *zap.Logger
+	// current is the fleet snapshot that batches are routed over and sent
+	// to; for a static endpoints list it never changes.
+	current atomic.Pointer[fleet]
+	// fleet applies a resolver's changes; nil for a static endpoints list.
+	fleet        *fleetManager
 	queueBytes   int
 	flushTimeout time.Duration
 	telemetry    *metadata.TelemetryBuilder
@@ -87,7 +97,7 @@ type shardSet struct {
 	startOnce sync.Once
 }
 
-func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
+func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, processor.Settings, func(error)) (memberSource, error)) (*shardSet, error) {
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, fmt.Errorf("creating telemetry: %w", err)
@@ -116,12 +126,10 @@ func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
 	if sender == "" {
 		sender = defaultSender(set)
 	}
-	for shard, endpoint := range cfg.Endpoints {
-		c, err := transport.NewClient(transport.ClientSettings{
+	clientSettings := func(endpoint string) transport.ClientSettings {
+		return transport.ClientSettings{
 			Endpoint:       endpoint,
 			Sender:         sender,
-			Shard:          uint32(shard),
-			ShardCount:     uint32(len(cfg.Endpoints)),
 			QueueBytes:     cfg.QueueBytes,
 			DialTimeout:    cfg.DialTimeout,
 			InitialBackoff: cfg.InitialBackoff,
@@ -129,24 +137,66 @@ func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
 			WriteTimeout:   cfg.WriteTimeout,
 			AckTimeout:     cfg.AckTimeout,
 			TLS:            tlsConfig,
-			Logger:         set.Logger.With(zap.Int("shard", shard), zap.String("endpoint", endpoint)),
-			Observer:       obs,
+		}
+	}
+	if cfg.hasResolver() {
+		s.current.Store(&fleet{members: shard.FleetMembers(nil)})
+		source, err := newSource(cfg, set, func(error) {
+			tb.ProcessorSdpshardResolverErrors.Add(context.Background(), 1)
 		})
 		if err != nil {
 			tb.Shutdown()
-			return nil, fmt.Errorf("endpoints[%d]: %w", shard, err)
+			return nil, fmt.Errorf("resolver: %w", err)
 		}
-		s.clients = append(s.clients, c)
+		s.fleet = newFleetManager(s, source, func(m member) (*transport.Client, metric.MeasurementOption, error) {
+			// A member's index changes with the fleet, so its connection
+			// is shard 0 of 1 and the member is known by its ID; the
+			// client stamps shard 0 on every frame it sends.
+			cs := clientSettings(m.Endpoint)
+			cs.Shard, cs.ShardCount = 0, 1
+			cs.Logger = set.Logger.With(zap.String("member", m.ID))
+			mo := obs.forMember(m.ID)
+			cs.Observer = mo
+			c, err := transport.NewClient(cs)
+			return c, mo.attrs, err
+		})
+	} else {
+		var clients []*transport.Client
+		for i, endpoint := range cfg.Endpoints {
+			cs := clientSettings(endpoint)
+			cs.Shard, cs.ShardCount = uint32(i), uint32(len(cfg.Endpoints))
+			cs.Logger = set.Logger.With(zap.Int("shard", i), zap.String("endpoint", endpoint))
+			cs.Observer = obs
+			c, err := transport.NewClient(cs)
+			if err != nil {
+				tb.Shutdown()
+				return nil, fmt.Errorf("endpoints[%d]: %w", i, err)
+			}
+			clients = append(clients, c)
+		}
+		s.current.Store(&fleet{
+			members:   shard.StaticMembers(cfg.Endpoints),
+			endpoints: cfg.Endpoints,
+			clients:   clients,
+			attrs:     obs.shardAttrs,
+		})
 	}
 	err = tb.RegisterProcessorSdpshardQueueBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		for shard, c := range s.clients {
-			o.Observe(int64(c.QueuedBytes()), obs.shardAttrs[shard])
+		f := s.current.Load()
+		for i, c := range f.clients {
+			o.Observe(int64(c.QueuedBytes()), f.attrs[i])
 		}
 		return nil
 	})
+	if err == nil {
+		err = tb.RegisterProcessorSdpshardMembersCallback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(int64(s.current.Load().members.Len()))
+			return nil
+		})
+	}
 	if err != nil {
 		tb.Shutdown()
-		return nil, fmt.Errorf("registering queue_bytes gauge: %w", err)
+		return nil, fmt.Errorf("registering gauges: %w", err)
 	}
 	return s, nil
 }
@@ -183,15 +233,18 @@ func (s *shardSet) start(ctx context.Context, host component.Host) error {
 			}
 			s.queue = q
 			go q.run()
-			for _, c := range s.clients {
+			for _, c := range s.current.Load().clients {
 				c.Start()
 			}
 			s.replayStop, s.replayDone = make(chan struct{}), make(chan struct{})
 			go s.replay(left)
 			return
 		}
-		for _, c := range s.clients {
+		for _, c := range s.current.Load().clients {
 			c.Start()
+		}
+		if s.fleet != nil {
+			s.startErr = s.fleet.start(ctx)
 		}
 	})
 	return s.startErr
@@ -209,14 +262,17 @@ func (s *shardSet) replay(left []storedFrame) {
 		items += f.frame.Items
 	}
 	s.logger.Info("Sending frames stored by a previous run again", zap.Int("frames", len(left)), zap.Int("items", items))
+	// The persistent queue is used with a static endpoints list only
+	// (Validate refuses storage with a resolver), so this list is fixed.
+	clients := s.current.Load().clients
 	for _, f := range left {
-		if f.shard >= len(s.clients) {
+		if f.shard >= len(clients) {
 			s.logger.Error("A stored frame belongs to a shard that no longer exists; it stays stored",
-				zap.Int("shard", f.shard), zap.Int("shards", len(s.clients)), zap.Int("items", f.frame.Items))
+				zap.Int("shard", f.shard), zap.Int("shards", len(clients)), zap.Int("items", f.frame.Items))
 			continue
 		}
 		for {
-			err := s.clients[f.shard].Send([]transport.Frame{f.frame}, s.queue.onSettled([]uint64{f.seq}, nil))
+			err := clients[f.shard].Send([]transport.Frame{f.frame}, s.queue.onSettled([]uint64{f.seq}, nil))
 			if err == nil {
 				break
 			}
@@ -241,12 +297,16 @@ func (s *shardSet) shutdown(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, s.flushTimeout)
 	defer cancel()
 	s.health.stop()
+	if s.fleet != nil {
+		// No more changes: the clients shut down below are the last ones.
+		s.fleet.shutdown(ctx)
+	}
 	if s.replayStop != nil {
 		close(s.replayStop)
 		<-s.replayDone
 	}
 	var wg sync.WaitGroup
-	for _, c := range s.clients {
+	for _, c := range s.current.Load().clients {
 		wg.Go(func() {
 			if err := c.Shutdown(ctx); err != nil && !errors.Is(err, transport.ErrUndelivered) {
 				s.logger.Warn("Shutting down sidecar client", zap.Error(err))
@@ -305,10 +365,13 @@ func (o *observer) recordZeros() {
 			o.tb.ProcessorSdpshardAcks.Add(ctx, 0, status)
 		}
 	}
-	for _, reason := range []string{reasonQueueFull, reasonClosed, reasonRejected, reasonUndelivered, reasonCanceled, reasonMalformed, reasonStorage} {
+	for _, reason := range []string{reasonQueueFull, reasonClosed, reasonRejected, reasonUndelivered, reasonCanceled, reasonMalformed, reasonStorage, reasonNoMembers} {
 		o.tb.ProcessorSdpshardRefusedBatches.Add(ctx, 0, metric.WithAttributes(o.processor, attribute.String("reason", reason)))
 	}
 	o.tb.ProcessorSdpshardUnroutableItems.Add(ctx, 0, metric.WithAttributes(o.processor))
+	for _, c := range []metric.Int64Counter{o.tb.ProcessorSdpshardMembershipChanges, o.tb.ProcessorSdpshardReroutedFrames, o.tb.ProcessorSdpshardResolverErrors} {
+		c.Add(ctx, 0)
+	}
 }
 
 var _ transport.Observer = (*observer)(nil)
