@@ -363,6 +363,17 @@ func TestFleetChangesLoseNothingAndMoveLittle(t *testing.T) {
 			}
 		}
 	}
+	for w, win := range windows {
+		perGateway := [2]int{}
+		for consumer := range at {
+			for id, s := range at[consumer] {
+				if !s.Built.Before(win.from) && !s.Built.After(win.to) {
+					perGateway[int(spanIDNumber(id)>>40)-1]++
+				}
+			}
+		}
+		t.Logf("window %d: %s to %s, spans by gateway %v", w, win.from.Format("15:04:05.000"), win.to.Format("15:04:05.000"), perGateway)
+	}
 	for w := range windows {
 		both, split := 0, 0
 		for service, o := range owners[w] {
