@@ -66,7 +66,11 @@ const rerouteRetry = 10 * time.Millisecond
 // goroutine (run) applies changes one after another, so that a change
 // whose frames wait for room never runs concurrently with the next.
 type fleetManager struct {
-	set       *shardSet
+	set *shardSet
+	// newSource builds the resolver at start: building it may need the
+	// environment (the Kubernetes in-cluster configuration), which
+	// creating the component (otelcol-sdp validate) must not.
+	newSource func() (memberSource, error)
 	source    memberSource
 	newClient func(m member) (*transport.Client, metric.MeasurementOption, error)
 	keys      []uint64
@@ -84,10 +88,10 @@ type fleetManager struct {
 	orphans []orphan
 }
 
-func newFleetManager(s *shardSet, source memberSource, newClient func(member) (*transport.Client, metric.MeasurementOption, error)) *fleetManager {
+func newFleetManager(s *shardSet, newSource func() (memberSource, error), newClient func(member) (*transport.Client, metric.MeasurementOption, error)) *fleetManager {
 	return &fleetManager{
 		set:       s,
-		source:    source,
+		newSource: newSource,
 		newClient: newClient,
 		keys:      shard.SampleKeys(movedSampleSize),
 		kick:      make(chan struct{}, 1),
@@ -98,6 +102,11 @@ func newFleetManager(s *shardSet, source memberSource, newClient func(member) (*
 
 // start starts applying changes and then the resolver.
 func (fm *fleetManager) start(ctx context.Context) error {
+	source, err := fm.newSource()
+	if err != nil {
+		return fmt.Errorf("resolver: %w", err)
+	}
+	fm.source = source
 	go fm.run()
 	if err := fm.source.Start(ctx, fm.update); err != nil {
 		close(fm.stop)

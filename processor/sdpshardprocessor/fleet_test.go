@@ -4,6 +4,7 @@ package sdpshardprocessor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -284,4 +285,22 @@ func TestFleetHoldsFramesOfAMemberThatIsDown(t *testing.T) {
 		t.Fatal("batch not settled once the member was back")
 	}
 	assert.NotEmpty(t, fleetMembers[1].rec.snapshot())
+}
+
+// Building the resolver may need the environment (the Kubernetes in-cluster
+// configuration): it happens at Start, so that creating the component, as
+// otelcol-sdp validate does, works anywhere.
+func TestResolverIsBuiltAtStart(t *testing.T) {
+	reg := newRegistry()
+	built := 0
+	reg.newSource = func(*Config, processor.Settings, func(error)) (memberSource, error) {
+		built++
+		return nil, errors.New("no in-cluster configuration")
+	}
+	p, err := reg.createTraces(context.Background(), testSettings(nil), fleetConfig(), new(consumertest.TracesSink))
+	require.NoError(t, err)
+	assert.Zero(t, built, "the resolver was built when the processor was created")
+	err = p.Start(context.Background(), componenttest.NewNopHost())
+	require.ErrorContains(t, err, "resolver: no in-cluster configuration")
+	require.NoError(t, p.Shutdown(context.Background()))
 }

@@ -141,14 +141,12 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 	}
 	if cfg.hasResolver() {
 		s.current.Store(&fleet{members: shard.FleetMembers(nil)})
-		source, err := newSource(cfg, set, func(error) {
-			tb.ProcessorSdpshardResolverErrors.Add(context.Background(), 1)
-		})
-		if err != nil {
-			tb.Shutdown()
-			return nil, fmt.Errorf("resolver: %w", err)
+		buildSource := func() (memberSource, error) {
+			return newSource(cfg, set, func(error) {
+				tb.ProcessorSdpshardResolverErrors.Add(context.Background(), 1)
+			})
 		}
-		s.fleet = newFleetManager(s, source, func(m member) (*transport.Client, metric.MeasurementOption, error) {
+		s.fleet = newFleetManager(s, buildSource, func(m member) (*transport.Client, metric.MeasurementOption, error) {
 			// A member's index changes with the fleet, so its connection
 			// is shard 0 of 1 and the member is known by its ID; the
 			// client stamps shard 0 on every frame it sends.
