@@ -76,8 +76,8 @@ type fleetManager struct {
 	keys      []uint64
 
 	mu      sync.Mutex
-	desired []member // latest list from the resolver, nil when applied
-	changed bool
+	desired []member // latest list from the resolver
+	changed bool     // desired is waiting to be applied
 
 	kick    chan struct{} // capacity 1
 	stop    chan struct{}

@@ -252,7 +252,7 @@ func TestFleetChangesLoseNothingAndMoveLittle(t *testing.T) {
 		loads = append(loads, startLoad(t, g.grpc, s))
 	}
 
-	const stable = 2500 * time.Millisecond
+	const stable = 4 * time.Second
 	const settle, guard = 300 * time.Millisecond, 500 * time.Millisecond
 	var windows []window
 	hold := func(members []int) {
