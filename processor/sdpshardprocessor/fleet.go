@@ -32,6 +32,10 @@ type fleet struct {
 	// attrs are each client's metric attributes: shard for a static list,
 	// member for a resolver's fleet.
 	attrs []metric.MeasurementOption
+	// leave releases what a member's client holds besides itself (its
+	// component status slot) once the member has left; nil for a static
+	// list.
+	leave []func()
 }
 
 // member is one consumer reported by a resolver.
@@ -72,7 +76,7 @@ type fleetManager struct {
 	// creating the component (otelcol-sdp validate) must not.
 	newSource func() (memberSource, error)
 	source    memberSource
-	newClient func(m member) (*transport.Client, metric.MeasurementOption, error)
+	newClient func(m member) (memberClient, error)
 	keys      []uint64
 
 	mu      sync.Mutex
@@ -88,7 +92,15 @@ type fleetManager struct {
 	orphans []orphan
 }
 
-func newFleetManager(s *shardSet, newSource func() (memberSource, error), newClient func(member) (*transport.Client, metric.MeasurementOption, error)) *fleetManager {
+// memberClient is a new member's client with its metric attributes and what
+// to call when the member leaves.
+type memberClient struct {
+	client *transport.Client
+	attrs  metric.MeasurementOption
+	leave  func()
+}
+
+func newFleetManager(s *shardSet, newSource func() (memberSource, error), newClient func(member) (memberClient, error)) *fleetManager {
 	return &fleetManager{
 		set:       s,
 		newSource: newSource,
@@ -191,30 +203,32 @@ func (fm *fleetManager) apply(members []member) {
 			next.endpoints = append(next.endpoints, m.Endpoint)
 			next.clients = append(next.clients, old.clients[j])
 			next.attrs = append(next.attrs, old.attrs[j])
+			next.leave = append(next.leave, old.leave[j])
 			continue
 		}
-		c, attrs, err := fm.newClient(m)
+		mc, err := fm.newClient(m)
 		if err != nil {
 			// An endpoint the client cannot dial: the member stays out
 			// rather than half in.
 			fm.resolverError(fmt.Errorf("member %q: %w", m.ID, err))
 			continue
 		}
-		c.Start()
+		mc.client.Start()
 		ids = append(ids, m.ID)
 		added = append(added, m.ID)
 		next.endpoints = append(next.endpoints, m.Endpoint)
-		next.clients = append(next.clients, c)
-		next.attrs = append(next.attrs, attrs)
+		next.clients = append(next.clients, mc.client)
+		next.attrs = append(next.attrs, mc.attrs)
+		next.leave = append(next.leave, mc.leave)
 	}
 	// ids are sorted and unique, so member i of the snapshot is client i.
 	next.members = shard.FleetMembers(ids)
 	var removed []string
-	var leaving []*transport.Client
+	var leaving []int
 	for j, k := range kept {
 		if !k {
 			removed = append(removed, old.members.ID(j))
-			leaving = append(leaving, old.clients[j])
+			leaving = append(leaving, j)
 		}
 	}
 	if len(added) == 0 && len(removed) == 0 {
@@ -222,11 +236,13 @@ func (fm *fleetManager) apply(members []member) {
 	}
 	s.current.Store(next)
 	taken := 0
-	for i, c := range leaving {
-		for _, h := range c.CloseAndTake() {
+	for i, j := range leaving {
+		for _, h := range old.clients[j].CloseAndTake() {
 			fm.orphans = append(fm.orphans, orphan{held: h, from: removed[i]})
 			taken++
 		}
+		// The client has stopped: it reports nothing more.
+		old.leave[j]()
 	}
 	s.telemetry.ProcessorSdpshardMembershipChanges.Add(context.Background(), 1)
 	s.logger.Info("Fleet membership changed",

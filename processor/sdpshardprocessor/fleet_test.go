@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -259,8 +260,9 @@ func TestSendPartRoutesAgainWhenTheMemberLeftMeanwhile(t *testing.T) {
 func TestFleetHoldsFramesOfAMemberThatIsDown(t *testing.T) {
 	fleetMembers := startFleet(t, 2)
 	p, s, src := startFleetProcessor(t, nil)
-	// consumer-1 is listed but down: its frames wait in its client.
-	down := newEndpoints(t, "tcp", 1)[0]
+	// consumer-1 is listed but down (nothing listens on port 1): its frames
+	// wait in its client.
+	down := "tcp://127.0.0.1:1"
 	src.set(fleetMembers[0].member, member{ID: "consumer-1", Endpoint: down})
 	f := applied(t, s, "consumer-0", "consumer-1")
 	done := make(chan error, 1)
@@ -303,4 +305,28 @@ func TestResolverIsBuiltAtStart(t *testing.T) {
 	err = p.Start(context.Background(), componenttest.NewNopHost())
 	require.ErrorContains(t, err, "resolver: no in-cluster configuration")
 	require.NoError(t, p.Shutdown(context.Background()))
+}
+
+// An unreachable member degrades the component status, as an unreachable
+// shard does; once it leaves the fleet, the status is OK again.
+func TestFleetMemberStatus(t *testing.T) {
+	fleetMembers := startFleet(t, 1)
+	src := &fakeSource{}
+	reg := newRegistry()
+	reg.newSource = func(*Config, processor.Settings, func(error)) (memberSource, error) { return src, nil }
+	set := testSettings(nil)
+	p, err := reg.createTraces(context.Background(), set, fleetConfig(), new(consumertest.TracesSink))
+	require.NoError(t, err)
+	host := &statusHost{Host: componenttest.NewNopHost()}
+	require.NoError(t, p.Start(context.Background(), host))
+	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+
+	// Nothing listens on port 1.
+	down := member{ID: "consumer-9", Endpoint: "tcp://127.0.0.1:1"}
+	src.set(fleetMembers[0].member, down)
+	require.Eventually(t, func() bool { return host.last() == componentstatus.StatusRecoverableError },
+		5*time.Second, time.Millisecond, "an unreachable member did not degrade the status")
+	src.set(fleetMembers[0].member)
+	require.Eventually(t, func() bool { return host.last() == componentstatus.StatusOK },
+		5*time.Second, time.Millisecond, "the status stayed degraded after the unreachable member left")
 }

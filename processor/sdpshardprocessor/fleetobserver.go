@@ -14,21 +14,23 @@ import (
 
 // memberObserver is the transport.Observer of one member of a resolver's
 // fleet. Its series carry the member's ID (attribute member) rather than a
-// shard index, which changes as members come and go. It does not feed the
-// component status, which tracks the shards of a static endpoints list;
-// an unreachable member is logged by its client.
+// shard index, which changes as members come and go. It feeds the component
+// status through its own health slot, freed by leave when the member
+// leaves the fleet.
 type memberObserver struct {
 	o     *observer
+	slot  uint32
 	attrs metric.MeasurementOption
 	acks  [3]metric.MeasurementOption
 }
 
 var _ transport.Observer = (*memberObserver)(nil)
 
-// forMember returns the observer of member id, its series recorded at 0.
-func (o *observer) forMember(id string) *memberObserver {
+// forMember returns the observer of member id at endpoint, its series
+// recorded at 0.
+func (o *observer) forMember(id, endpoint string) *memberObserver {
 	memberAttr := attribute.String("member", id)
-	m := &memberObserver{o: o, attrs: metric.WithAttributeSet(attribute.NewSet(memberAttr))}
+	m := &memberObserver{o: o, slot: o.health.addTarget(id, endpoint), attrs: metric.WithAttributeSet(attribute.NewSet(memberAttr))}
 	for status, name := range [3]string{"accepted", "retry", "rejected"} {
 		m.acks[status] = metric.WithAttributeSet(attribute.NewSet(memberAttr, attribute.String("status", name)))
 	}
@@ -63,14 +65,19 @@ func (m *memberObserver) AckReceived(_ uint32, status sdp.AckStatus, frames int)
 	m.o.tb.ProcessorSdpshardAcks.Add(context.Background(), int64(frames), m.acks[status])
 }
 
+// leave frees the member's health slot; its client has stopped.
+func (m *memberObserver) leave() { m.o.health.removeTarget(m.slot) }
+
 func (m *memberObserver) Connected(_ uint32, reconnect bool) {
+	m.o.health.connected(m.slot)
 	if reconnect {
 		m.o.tb.ProcessorSdpshardReconnects.Add(context.Background(), 1, m.attrs)
 	}
 }
 
-func (m *memberObserver) Disconnected(uint32, error) {
+func (m *memberObserver) Disconnected(_ uint32, err error) {
 	m.o.tb.ProcessorSdpshardConnectionFailures.Add(context.Background(), 1, m.attrs)
+	m.o.health.disconnected(m.slot, err)
 }
 
 func (m *memberObserver) Undelivered(_ uint32, _, items int) {

@@ -146,17 +146,21 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 				tb.ProcessorSdpshardResolverErrors.Add(context.Background(), 1)
 			})
 		}
-		s.fleet = newFleetManager(s, buildSource, func(m member) (*transport.Client, metric.MeasurementOption, error) {
+		s.fleet = newFleetManager(s, buildSource, func(m member) (memberClient, error) {
 			// A member's index changes with the fleet, so its connection
 			// is shard 0 of 1 and the member is known by its ID; the
 			// client stamps shard 0 on every frame it sends.
 			cs := clientSettings(m.Endpoint)
 			cs.Shard, cs.ShardCount = 0, 1
 			cs.Logger = set.Logger.With(zap.String("member", m.ID))
-			mo := obs.forMember(m.ID)
+			mo := obs.forMember(m.ID, m.Endpoint)
 			cs.Observer = mo
 			c, err := transport.NewClient(cs)
-			return c, mo.attrs, err
+			if err != nil {
+				mo.leave()
+				return memberClient{}, err
+			}
+			return memberClient{client: c, attrs: mo.attrs, leave: mo.leave}, nil
 		})
 	} else {
 		var clients []*transport.Client
