@@ -238,6 +238,13 @@ func (cfg *Config) Validate() error {
 				errs = append(errs, fmt.Errorf("tls: applies to tcp:// endpoints only, and endpoints[%d] is %q", i, endpoint))
 			}
 		}
+		if static := cfg.Resolver.Get(); static != nil && static.Static.HasValue() {
+			for i, endpoint := range static.Static.Get().Endpoints {
+				if network, _, err := transport.ParseEndpoint(endpoint); err == nil && network != "tcp" {
+					errs = append(errs, fmt.Errorf("tls: applies to tcp:// endpoints only, and resolver::static::endpoints[%d] is %q", i, endpoint))
+				}
+			}
+		}
 	}
 	if cfg.InitialBackoff > 0 && cfg.MaxBackoff > 0 && cfg.MaxBackoff < cfg.InitialBackoff {
 		errs = append(errs, fmt.Errorf("max_backoff: %s is shorter than initial_backoff %s", cfg.MaxBackoff, cfg.InitialBackoff))

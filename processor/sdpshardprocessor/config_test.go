@@ -89,6 +89,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"endpoints_and_resolver", []string{"endpoints: not allowed with resolver"}},
 		{"resolver_empty", []string{"resolver:", "one of static, dns or k8s"}},
 		{"resolver_with_storage", []string{"storage: not supported with resolver"}},
+		{"resolver_tls_with_unix", []string{"tls:", "resolver::static::endpoints[1]", "unix:///run/sdp/shard-1.sock"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
