@@ -126,3 +126,34 @@ func BenchmarkRouteStaticVsFleet(b *testing.B) {
 		}
 	}
 }
+
+// FrameKey recovers from a frame alone the key Route recorded beside it,
+// for both routing keys, so a stored frame can be assigned again.
+func TestFrameKeyMatchesRoutedKey(t *testing.T) {
+	td := makeTraces(20, 2, 0)
+	for i := range 14 {
+		td.ResourceSpans().At(i).Resource().Attributes().PutStr("tenant", fmt.Sprintf("t%d", i%3))
+	}
+	for _, attributes := range [][]string{nil, {"tenant"}} {
+		r, _ := NewRouter(RouterSettings{Shards: 1, Attributes: attributes, MaxFrameBytes: sdp.MaxArrayLen, HashVersion: otlpwire.HashV2})
+		var f Frames
+		if err := r.RouteTo(marshal(t, td), FleetMembers(memberIDs(3)), &f); err != nil {
+			t.Fatal(err)
+		}
+		for _, frames := range f.ByShard {
+			for _, fr := range frames {
+				key, err := r.FrameKey(fr.Bytes)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if key != fr.Key {
+					t.Errorf("attributes %v: FrameKey = %#x, Route recorded %#x", attributes, key, fr.Key)
+				}
+			}
+		}
+	}
+	r, _ := NewRouter(RouterSettings{Shards: 1, MaxFrameBytes: sdp.MaxArrayLen, HashVersion: otlpwire.HashV2})
+	if _, err := r.FrameKey([]byte("not a frame")); err == nil {
+		t.Error("FrameKey accepted bytes that are not a frame")
+	}
+}

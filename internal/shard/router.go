@@ -326,3 +326,34 @@ func (f *Frames) group(shards int) {
 		f.Bytes += s.end - s.start
 	}
 }
+
+// FrameKey returns the routing key of the resource in frame, an encoded
+// ResourceFrame that a Router with the same settings produced: the key Route
+// recorded beside it in Frames. It lets a frame kept without its key (in a
+// persistent queue) be assigned to a member again. It decodes the frame, so
+// it is meant for such rare paths, not for routing.
+func (r *Router) FrameKey(frame []byte) (uint64, error) {
+	msg, n, err := sdp.Decode(frame)
+	if err != nil {
+		return 0, err
+	}
+	rf, ok := msg.(*sdp.ResourceFrame)
+	if !ok || n != len(frame) {
+		return 0, fmt.Errorf("%w: not one whole ResourceFrame", sdp.ErrInvalidData)
+	}
+	if len(r.attributes) == 0 {
+		return rf.ResourceHash, nil
+	}
+	req := otlpwire.NewRequest(otlpwire.Signal(rf.Signal), rf.OTLP)
+	for rd, err := range req.Resources() {
+		if err != nil {
+			return 0, err
+		}
+		res, err := rd.Resource()
+		if err != nil {
+			return 0, err
+		}
+		return r.key(res, rf.ResourceHash)
+	}
+	return 0, fmt.Errorf("%w: the frame holds no resource", otlpwire.ErrMalformed)
+}

@@ -166,9 +166,6 @@ func (cfg *Config) Validate() error {
 		if err := cfg.Resolver.Get().Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("resolver: %w", err))
 		}
-		if cfg.Storage != nil {
-			errs = append(errs, errors.New("storage: not supported with resolver yet (stored frames are kept by shard index, which a changing fleet does not keep); use endpoints"))
-		}
 	case len(cfg.Endpoints) == 0:
 		errs = append(errs, errors.New("endpoints: at least one endpoint (one per shard) is required, or a resolver"))
 	}

@@ -88,7 +88,6 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"tls_with_unix", []string{"tls:", "endpoints[1]", "unix:///run/sdp/shard-1.sock"}},
 		{"endpoints_and_resolver", []string{"endpoints: not allowed with resolver"}},
 		{"resolver_empty", []string{"resolver:", "one of static, dns or k8s"}},
-		{"resolver_with_storage", []string{"storage: not supported with resolver"}},
 		{"resolver_tls_with_unix", []string{"tls:", "resolver::static::endpoints[1]", "unix:///run/sdp/shard-1.sock"}},
 	}
 	for _, tt := range tests {

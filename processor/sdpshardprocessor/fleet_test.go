@@ -330,3 +330,57 @@ func TestFleetMemberStatus(t *testing.T) {
 	require.Eventually(t, func() bool { return host.last() == componentstatus.StatusOK },
 		5*time.Second, time.Millisecond, "the status stayed degraded after the unreachable member left")
 }
+
+// Frames stored by a run whose fleet could not take them are sent again at
+// the next start to the members that own their resources then, which may
+// be other members than those they were stored for.
+func TestFleetPersistentQueueReplaysOntoTheCurrentMembers(t *testing.T) {
+	dir := t.TempDir()
+	run := func(host *storageHost, members ...member) (processor.Traces, *shardSet) {
+		src := &fakeSource{}
+		reg := newRegistry()
+		reg.newSource = func(*Config, processor.Settings, func(error)) (memberSource, error) { return src, nil }
+		cfg := fleetConfig()
+		cfg.Storage = &host.id
+		cfg.WaitForAck = false
+		cfg.FlushTimeout = 100 * time.Millisecond
+		require.NoError(t, cfg.Validate())
+		set := testSettings(nil)
+		p, err := reg.createTraces(context.Background(), set, cfg, new(consumertest.TracesSink))
+		require.NoError(t, err)
+		require.NoError(t, p.Start(context.Background(), host))
+		src.set(members...)
+		reg.mu.Lock()
+		defer reg.mu.Unlock()
+		return p, reg.sets[set.ID]
+	}
+
+	// Run 1: the only member is down; OK means stored, and shutdown gives
+	// up on every frame.
+	host := startFileStorage(t, dir)
+	p, s := run(host, member{ID: "consumer-old", Endpoint: "tcp://127.0.0.1:1"})
+	applied(t, s, "consumer-old")
+	td, _ := buildTraces(0, 12, 2)
+	require.NoError(t, p.ConsumeTraces(context.Background(), td))
+	require.NoError(t, p.Shutdown(context.Background()))
+	require.Equal(t, 12, storedFrames(t, host))
+	host.stop(t)
+
+	// Run 2: two other members. Every stored frame reaches its owner
+	// among them, and is deleted once acknowledged.
+	fleetMembers := startFleet(t, 2)
+	host = startFileStorage(t, dir)
+	p, s = run(host, members(fleetMembers...)...)
+	f := applied(t, s, "consumer-0", "consumer-1")
+	require.Eventually(t, func() bool {
+		return len(hashesOf(fleetMembers[0].rec))+len(hashesOf(fleetMembers[1].rec)) >= 12
+	}, 10*time.Second, 5*time.Millisecond, "stored frames not replayed")
+	for _, m := range fleetMembers {
+		for _, h := range hashesOf(m.rec) {
+			assert.Equal(t, m.ID, f.members.ID(f.members.Owner(h)), "stored resource %#x replayed to a member that does not own it", h)
+		}
+	}
+	require.NoError(t, p.Shutdown(context.Background()))
+	assert.Zero(t, storedFrames(t, host), "acknowledged frames are deleted")
+	host.stop(t)
+}

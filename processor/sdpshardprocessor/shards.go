@@ -79,7 +79,10 @@ type shardSet struct {
 	// to; for a static endpoints list it never changes.
 	current atomic.Pointer[fleet]
 	// fleet applies a resolver's changes; nil for a static endpoints list.
-	fleet        *fleetManager
+	fleet *fleetManager
+	// keys recovers the routing key of a stored frame (the persistent
+	// queue keeps frames without it) to replay it in a fleet.
+	keys         *shard.Router
 	queueBytes   int
 	flushTimeout time.Duration
 	telemetry    *metadata.TelemetryBuilder
@@ -140,6 +143,10 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 		}
 	}
 	if cfg.hasResolver() {
+		if s.keys, err = shard.NewRouter(cfg.routerSettings()); err != nil {
+			tb.Shutdown()
+			return nil, err
+		}
 		s.current.Store(&fleet{members: shard.FleetMembers(nil)})
 		buildSource := func() (memberSource, error) {
 			return newSource(cfg, set, func(error) {
@@ -235,25 +242,35 @@ func (s *shardSet) start(ctx context.Context, host component.Host) error {
 			}
 			s.queue = q
 			go q.run()
-			for _, c := range s.current.Load().clients {
-				c.Start()
+			if s.startErr = s.startClients(ctx); s.startErr != nil {
+				return
 			}
 			s.replayStop, s.replayDone = make(chan struct{}), make(chan struct{})
 			go s.replay(left)
 			return
 		}
-		for _, c := range s.current.Load().clients {
-			c.Start()
-		}
-		if s.fleet != nil {
-			s.startErr = s.fleet.start(ctx)
-		}
+		s.startErr = s.startClients(ctx)
 	})
 	return s.startErr
 }
 
+// startClients starts the clients of a static list, or the resolver that
+// brings a fleet's members.
+func (s *shardSet) startClients(ctx context.Context) error {
+	for _, c := range s.current.Load().clients {
+		c.Start()
+	}
+	if s.fleet != nil {
+		return s.fleet.start(ctx)
+	}
+	return nil
+}
+
 // replay sends again the frames a previous run left stored, waiting for
 // room in each shard's queue, until done or the shard set shuts down.
+// With a static list a frame goes back to the shard it was stored for; in a
+// fleet, whose members may have changed since, to the member that owns its
+// resource now (once the resolver has found one).
 func (s *shardSet) replay(left []storedFrame) {
 	defer close(s.replayDone)
 	if len(left) == 0 {
@@ -264,17 +281,30 @@ func (s *shardSet) replay(left []storedFrame) {
 		items += f.frame.Items
 	}
 	s.logger.Info("Sending frames stored by a previous run again", zap.Int("frames", len(left)), zap.Int("items", items))
-	// The persistent queue is used with a static endpoints list only
-	// (Validate refuses storage with a resolver), so this list is fixed.
-	clients := s.current.Load().clients
 	for _, f := range left {
-		if f.shard >= len(clients) {
+		if s.fleet != nil {
+			key, err := s.keys.FrameKey(f.frame.Bytes)
+			if err != nil {
+				s.logger.Error("A stored frame cannot be read; it stays stored", zap.Error(err), zap.Int("items", f.frame.Items))
+				continue
+			}
+			f.frame.Key = key
+		} else if n := len(s.current.Load().clients); f.shard >= n {
 			s.logger.Error("A stored frame belongs to a shard that no longer exists; it stays stored",
-				zap.Int("shard", f.shard), zap.Int("shards", len(clients)), zap.Int("items", f.frame.Items))
+				zap.Int("shard", f.shard), zap.Int("shards", n), zap.Int("items", f.frame.Items))
 			continue
 		}
 		for {
-			err := clients[f.shard].Send([]transport.Frame{f.frame}, s.queue.onSettled([]uint64{f.seq}, nil))
+			var err error
+			cur := s.current.Load()
+			switch {
+			case s.fleet == nil:
+				err = cur.clients[f.shard].Send([]transport.Frame{f.frame}, s.queue.onSettled([]uint64{f.seq}, nil))
+			case cur.members.Len() == 0:
+				err = transport.ErrQueueFull // no member yet: wait as for room
+			default:
+				err = s.sendPart(cur, cur.members.Owner(f.frame.Key), []transport.Frame{f.frame}, s.queue.onSettled([]uint64{f.seq}, nil))
+			}
 			if err == nil {
 				break
 			}
