@@ -212,3 +212,27 @@ func TestAckStatusString(t *testing.T) {
 		}
 	}
 }
+
+func TestSetShard(t *testing.T) {
+	frame := readVector(t, "resource_frame_traces.bin")
+	before, _, err := Decode(frame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SetShard(frame, 0x0a0b0c0d); err != nil {
+		t.Fatal(err)
+	}
+	msg, _, err := Decode(frame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := *msg.(*ResourceFrame), *before.(*ResourceFrame)
+	want.Shard = 0x0a0b0c0d
+	if got.Shard != want.Shard || got.Sequence != want.Sequence || got.Signal != want.Signal ||
+		got.ResourceHash != want.ResourceHash || got.ItemCount != want.ItemCount || !bytes.Equal(got.OTLP, want.OTLP) {
+		t.Errorf("after SetShard: %+v, want %+v", got, want)
+	}
+	if err := SetShard(readVector(t, "ack_ok.bin"), 1); !errors.Is(err, ErrInvalidData) {
+		t.Errorf("SetShard on an Ack: %v, want ErrInvalidData", err)
+	}
+}

@@ -166,3 +166,19 @@ func Sequence(frame []byte) (uint64, error) {
 	}
 	return binary.LittleEndian.Uint64(frame[HeaderSize:]), nil
 }
+
+// resourceShardOffset is where a ResourceFrame's shard field starts: after
+// the header, the sequence (u64) and the signal (u8).
+const resourceShardOffset = HeaderSize + 8 + 1
+
+// SetShard rewrites, in place, the shard of the encoded ResourceFrame at the
+// start of frame. The transport stamps the shard of the connection a frame
+// is sent on, so a frame routed to one member and later assigned to another
+// (because the first left the fleet) still matches its connection's Hello.
+func SetShard(frame []byte, shard uint32) error {
+	if err := resourceFrameHeader(frame); err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint32(frame[resourceShardOffset:], shard)
+	return nil
+}

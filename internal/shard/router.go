@@ -45,7 +45,7 @@ type RouterSettings struct {
 // A Router holds no per-request state, so one Router may be used by several
 // goroutines at once, each with its own Frames.
 type Router struct {
-	shards        int
+	static        *Members
 	attributes    []string
 	maxFrameBytes int
 	hashVersion   otlpwire.HashVersion
@@ -64,15 +64,15 @@ func NewRouter(s RouterSettings) (*Router, error) {
 		return nil, fmt.Errorf("%w: max frame bytes %d outside [1, %d]", ErrInvalidSettings, s.MaxFrameBytes, sdp.MaxArrayLen)
 	}
 	return &Router{
-		shards:        s.Shards,
+		static:        StaticMembers(make([]string, s.Shards)),
 		attributes:    append([]string(nil), s.Attributes...),
 		maxFrameBytes: s.MaxFrameBytes,
 		hashVersion:   s.HashVersion,
 	}, nil
 }
 
-// Shards returns the number of shards the Router maps to.
-func (r *Router) Shards() int { return r.shards }
+// Shards returns the number of shards Route maps to.
+func (r *Router) Shards() int { return r.static.Len() }
 
 // Unroutable describes a resource that Route could not frame.
 type Unroutable struct {
@@ -93,6 +93,8 @@ type Unroutable struct {
 type Frame struct {
 	Bytes []byte
 	Items int
+	// Key is the routing key of the frame's resource.
+	Key uint64
 }
 
 // Frames holds the result of Route. Reuse one Frames for successive
@@ -101,7 +103,12 @@ type Frame struct {
 // allocated afresh for every request because the transport keeps them until
 // the sidecar acknowledges them.
 type Frames struct {
+	// Members is the snapshot the frames were routed over; shard i is its
+	// member i.
+	Members *Members
 	// ByShard holds, at index i, the frames for shard i in request order.
+	// Each frame's Key is its resource's routing key, so that it can be
+	// assigned again when its member leaves (Members.Owner(Key)).
 	ByShard [][]Frame
 	// Frames, Items and Bytes total what ByShard holds (Bytes counts
 	// encoded frames).
@@ -124,6 +131,7 @@ type chunkSink struct {
 	frames *Frames
 	frame  sdp.ResourceFrame
 	shard  int
+	key    uint64
 	err    error
 	yield  func(otlpwire.Chunk, error) bool
 }
@@ -149,7 +157,7 @@ func (s *chunkSink) add(chunk otlpwire.Chunk, err error) bool {
 		return false
 	}
 	s.frame.OTLP = nil
-	f.spans = append(f.spans, frameSpan{shard: s.shard, start: start, end: len(f.buf), items: chunk.ItemCount})
+	f.spans = append(f.spans, frameSpan{shard: s.shard, key: s.key, start: start, end: len(f.buf), items: chunk.ItemCount})
 	return true
 }
 
@@ -161,6 +169,7 @@ const scratchSlack = 64
 // slices are recorded because buf may be reallocated while it grows.
 type frameSpan struct {
 	shard      int
+	key        uint64
 	start, end int
 	items      int
 }
@@ -171,7 +180,21 @@ type frameSpan struct {
 // dst.Unroutable. A malformed request returns an error wrapping
 // otlpwire.ErrMalformed and leaves dst empty.
 func (r *Router) Route(req otlpwire.Request, dst *Frames) error {
-	dst.reset(r.shards)
+	return r.RouteTo(req, r.static, dst)
+}
+
+// RouteTo is Route over the members of a fleet snapshot instead of the
+// Router's fixed shard count: shard i of dst is member i of members. It
+// returns ErrNoMembers, leaving dst empty, when members is empty. The
+// routing key of a resource, and so its member, is computed as by Route;
+// only the step from key to member is the snapshot's (Members.Owner).
+func (r *Router) RouteTo(req otlpwire.Request, members *Members, dst *Frames) error {
+	shards := members.Len()
+	dst.reset(shards)
+	dst.Members = members
+	if shards == 0 {
+		return ErrNoMembers
+	}
 	// The frames of a request are about as large as the request plus a
 	// small header per resource; sizing buf up front avoids regrowth.
 	dst.buf = make([]byte, 0, len(req.Bytes())+len(req.Bytes())/16+256)
@@ -184,20 +207,20 @@ func (r *Router) Route(req otlpwire.Request, dst *Frames) error {
 	index := -1
 	for rd, err := range req.Resources() {
 		if err != nil {
-			dst.reset(r.shards)
+			dst.reset(shards)
 			return err
 		}
 		index++
-		if err := r.routeResource(rd, index, dst); err != nil {
-			dst.reset(r.shards)
+		if err := r.routeResource(rd, index, members, dst); err != nil {
+			dst.reset(shards)
 			return err
 		}
 	}
-	dst.group(r.shards)
+	dst.group(shards)
 	return nil
 }
 
-func (r *Router) routeResource(rd otlpwire.ResourceData, index int, dst *Frames) error {
+func (r *Router) routeResource(rd otlpwire.ResourceData, index int, members *Members, dst *Frames) error {
 	res, err := rd.Resource()
 	if err != nil {
 		return err
@@ -206,17 +229,18 @@ func (r *Router) routeResource(rd otlpwire.ResourceData, index int, dst *Frames)
 	if err != nil {
 		return err
 	}
-	shard, err := r.pick(res, identity)
+	key, err := r.key(res, identity)
 	if err != nil {
 		return err
 	}
+	shard := members.Owner(key)
 	sink := dst.chunkSink()
 	sink.frame = sdp.ResourceFrame{
 		Signal:       uint8(rd.Signal()),
 		Shard:        uint32(shard),
 		ResourceHash: identity,
 	}
-	sink.shard, sink.err = shard, nil
+	sink.shard, sink.key, sink.err = shard, key, nil
 	bufMark, spanMark := len(dst.buf), len(dst.spans)
 	// The sequence is called with a yield function kept in dst rather than
 	// ranged over: a range loop's body closure would escape into the
@@ -240,19 +264,26 @@ func (r *Router) routeResource(rd otlpwire.ResourceData, index int, dst *Frames)
 	return nil
 }
 
-// pick returns the shard of a resource whose identity hash is identity.
-func (r *Router) pick(res otlpwire.Resource, identity uint64) (int, error) {
+// defaultKey is the routing key of a resource that carries none of the
+// routing attributes. Jump(defaultKey, n) is DefaultShard for every n, so a
+// static snapshot keeps such resources on shard 0; a fleet keeps them
+// together on one member, the one that owns this key.
+const defaultKey = 0
+
+// key returns the routing key of a resource whose identity hash is
+// identity.
+func (r *Router) key(res otlpwire.Resource, identity uint64) (uint64, error) {
 	if len(r.attributes) == 0 {
-		return Jump(identity, r.shards), nil
+		return identity, nil
 	}
 	key, found, err := res.HashKeysWith(r.hashVersion, r.attributes)
 	if err != nil {
 		return 0, err
 	}
 	if found == 0 {
-		return DefaultShard, nil
+		return defaultKey, nil
 	}
-	return Jump(key, r.shards), nil
+	return key, nil
 }
 
 func (f *Frames) reset(shards int) {
@@ -261,6 +292,7 @@ func (f *Frames) reset(shards int) {
 	}
 	f.ByShard = f.ByShard[:shards]
 	clear(f.ByShard)
+	f.Members = nil
 	f.Frames, f.Items, f.Bytes, f.Resources = 0, 0, 0, 0
 	f.Unroutable = f.Unroutable[:0]
 	f.buf = nil
@@ -297,9 +329,41 @@ func (f *Frames) group(shards int) {
 		f.ByShard[s.shard] = append(f.ByShard[s.shard], Frame{
 			Bytes: f.buf[s.start:s.end:s.end],
 			Items: s.items,
+			Key:   s.key,
 		})
 		f.Frames++
 		f.Items += s.items
 		f.Bytes += s.end - s.start
 	}
+}
+
+// FrameKey returns the routing key of the resource in frame, an encoded
+// ResourceFrame that a Router with the same settings produced: the key Route
+// recorded beside it in Frames. It lets a frame kept without its key (in a
+// persistent queue) be assigned to a member again. It decodes the frame, so
+// it is meant for such rare paths, not for routing.
+func (r *Router) FrameKey(frame []byte) (uint64, error) {
+	msg, n, err := sdp.Decode(frame)
+	if err != nil {
+		return 0, err
+	}
+	rf, ok := msg.(*sdp.ResourceFrame)
+	if !ok || n != len(frame) {
+		return 0, fmt.Errorf("%w: not one whole ResourceFrame", sdp.ErrInvalidData)
+	}
+	if len(r.attributes) == 0 {
+		return rf.ResourceHash, nil
+	}
+	req := otlpwire.NewRequest(otlpwire.Signal(rf.Signal), rf.OTLP)
+	for rd, err := range req.Resources() {
+		if err != nil {
+			return 0, err
+		}
+		res, err := rd.Resource()
+		if err != nil {
+			return 0, err
+		}
+		return r.key(res, rf.ResourceHash)
+	}
+	return 0, fmt.Errorf("%w: the frame holds no resource", otlpwire.ErrMalformed)
 }

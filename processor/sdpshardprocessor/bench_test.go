@@ -2,6 +2,7 @@ package sdpshardprocessor
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -116,4 +117,40 @@ func pdataIdentity(r pcommon.Resource) uint64 {
 		}
 	}
 	return h
+}
+
+// BenchmarkShardBatchFleet is BenchmarkShardBatch over a resolver's fleet
+// of the same size: the snapshot the request path loads and the rendezvous
+// step from key to member, against the static list's jump hash. Compare
+// allocations with BenchmarkShardBatch (timings on a loaded machine say
+// little):
+//
+//	go test -run '^$' -bench 'ShardBatch(Fleet)?$' -benchmem ./processor/sdpshardprocessor
+func BenchmarkShardBatchFleet(b *testing.B) {
+	td := benchTraces()
+	router, err := shard.NewRouter(shard.RouterSettings{Shards: 1, MaxFrameBytes: MaxFrameBytes,
+		HashVersion: otlpwire.HashVersion(defaultHashVersion)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var current atomic.Pointer[fleet]
+	current.Store(&fleet{members: shard.FleetMembers([]string{"consumer-0", "consumer-1", "consumer-2", "consumer-3"})})
+	var frames shard.Frames
+	route := func() error {
+		buf, err := tracesMarshaler.MarshalTraces(td)
+		if err != nil {
+			return err
+		}
+		return router.RouteTo(otlpwire.NewRequest(otlpwire.SignalTraces, buf), current.Load().members, &frames)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := route(); err != nil {
+			b.Fatal(err)
+		}
+		if frames.Frames != 10 {
+			b.Fatalf("%d frames, want 10", frames.Frames)
+		}
+	}
+	b.ReportMetric(testing.AllocsPerRun(10, func() { _ = route() })/10, "allocs/resource")
 }

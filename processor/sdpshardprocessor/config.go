@@ -13,6 +13,7 @@ import (
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
+	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/resolver"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
@@ -62,8 +63,15 @@ type Config struct {
 	// Endpoints lists one sidecar per shard, as unix:///path/to.sock or
 	// tcp://host:port; the number of shards is len(Endpoints). Changing the
 	// list moves resources between shards (about 1/(N+1) of them when one
-	// endpoint is appended).
+	// endpoint is appended). It is the shorthand for a fixed fleet; exactly
+	// one of Endpoints and Resolver is set.
 	Endpoints []string `mapstructure:"endpoints"`
+	// Resolver finds the members of a fleet that changes (static, dns or
+	// k8s). Members are ordered by a stable ID and resources assigned by
+	// rendezvous hashing over the IDs, so one member joining or leaving
+	// moves about 1/N of the resources; frames held for a member that
+	// leaves are sent to the resources' new owners.
+	Resolver configoptional.Optional[resolver.Config] `mapstructure:"resolver"`
 	// RoutingKey is "resource" (default) or "attributes".
 	RoutingKey RoutingKey `mapstructure:"routing_key"`
 	// Attributes are the resource attribute keys hashed when RoutingKey is
@@ -150,8 +158,16 @@ func createDefaultConfig() *Config {
 // Validate checks the configuration; every error names the offending field.
 func (cfg *Config) Validate() error {
 	var errs []error
-	if len(cfg.Endpoints) == 0 {
-		errs = append(errs, errors.New("endpoints: at least one endpoint (one per shard) is required"))
+	switch {
+	case cfg.Resolver.HasValue():
+		if len(cfg.Endpoints) > 0 {
+			errs = append(errs, errors.New("endpoints: not allowed with resolver; list a fixed fleet in one of them only (resolver::static::endpoints or endpoints)"))
+		}
+		if err := cfg.Resolver.Get().Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("resolver: %w", err))
+		}
+	case len(cfg.Endpoints) == 0:
+		errs = append(errs, errors.New("endpoints: at least one endpoint (one per shard) is required, or a resolver"))
 	}
 	seen := make(map[string]int, len(cfg.Endpoints))
 	for i, endpoint := range cfg.Endpoints {
@@ -219,6 +235,13 @@ func (cfg *Config) Validate() error {
 				errs = append(errs, fmt.Errorf("tls: applies to tcp:// endpoints only, and endpoints[%d] is %q", i, endpoint))
 			}
 		}
+		if static := cfg.Resolver.Get(); static != nil && static.Static.HasValue() {
+			for i, endpoint := range static.Static.Get().Endpoints {
+				if network, _, err := transport.ParseEndpoint(endpoint); err == nil && network != "tcp" {
+					errs = append(errs, fmt.Errorf("tls: applies to tcp:// endpoints only, and resolver::static::endpoints[%d] is %q", i, endpoint))
+				}
+			}
+		}
 	}
 	if cfg.InitialBackoff > 0 && cfg.MaxBackoff > 0 && cfg.MaxBackoff < cfg.InitialBackoff {
 		errs = append(errs, fmt.Errorf("max_backoff: %s is shorter than initial_backoff %s", cfg.MaxBackoff, cfg.InitialBackoff))
@@ -263,12 +286,18 @@ func (cfg *Config) routerSettings() shard.RouterSettings {
 		version = otlpwire.HashVersion(cfg.HashVersion)
 	}
 	return shard.RouterSettings{
-		Shards:        len(cfg.Endpoints),
+		// With a resolver the fleet's snapshot decides the members; the
+		// router's own shard count is not used.
+		Shards:        max(len(cfg.Endpoints), 1),
 		Attributes:    attributes,
 		MaxFrameBytes: cfg.MaxFrameBytes,
 		HashVersion:   version,
 	}
 }
+
+// hasResolver says the members come from a resolver, not an endpoints
+// list.
+func (cfg *Config) hasResolver() bool { return cfg.Resolver.HasValue() }
 
 // frameOverhead is the most an encoded ResourceFrame adds around its OTLP
 // payload: the SDP header, sequence, signal, shard, resource hash, item

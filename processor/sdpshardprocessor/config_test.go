@@ -86,6 +86,9 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"queue_too_small", []string{"queue_bytes:", "cannot hold one frame"}},
 		{"negative_timeout", []string{"ack_timeout:", "must be positive"}},
 		{"tls_with_unix", []string{"tls:", "endpoints[1]", "unix:///run/sdp/shard-1.sock"}},
+		{"endpoints_and_resolver", []string{"endpoints: not allowed with resolver"}},
+		{"resolver_empty", []string{"resolver:", "one of static, dns or k8s"}},
+		{"resolver_tls_with_unix", []string{"tls:", "resolver::static::endpoints[1]", "unix:///run/sdp/shard-1.sock"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,4 +157,22 @@ func TestLoadConfigTLS(t *testing.T) {
 	defaults, err := loadConfig(t, "")
 	require.NoError(t, err)
 	assert.False(t, defaults.TLS.HasValue(), "plain TCP unless tls is configured")
+}
+
+func TestLoadConfigResolver(t *testing.T) {
+	cfg, err := loadConfig(t, "resolver_dns")
+	require.NoError(t, err)
+	require.True(t, cfg.hasResolver())
+	assert.Empty(t, cfg.Endpoints)
+	dns := cfg.Resolver.Get().DNS.Get()
+	require.NotNil(t, dns)
+	assert.Equal(t, "consumers.sdp.svc.cluster.local", dns.Hostname)
+	assert.Equal(t, 4501, dns.Port)
+	assert.Equal(t, 2*time.Second, dns.Interval)
+	assert.True(t, cfg.TLS.HasValue(), "tls applies to the members' tcp endpoints")
+
+	cfg, err = loadConfig(t, "resolver_k8s")
+	require.NoError(t, err)
+	require.NotNil(t, cfg.Resolver.Get().K8s.Get())
+	assert.Equal(t, "consumers.sdp", cfg.Resolver.Get().K8s.Get().Service)
 }

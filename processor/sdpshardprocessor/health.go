@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
@@ -23,18 +24,24 @@ const warnInterval = 30 * time.Second
 // disconnected, StatusOK once all are connected again) to every host that
 // started one of the shard set's processors, and logs rate-limited
 // warnings.
+//
+// It tracks targets by slot: slot i is shard i of a static endpoints list;
+// a resolver's fleet adds a slot per member client (addTarget) and frees it
+// when the member leaves (removeTarget).
 type health struct {
-	logger    *zap.Logger
-	endpoints []string
-	interval  time.Duration
+	logger   *zap.Logger
+	interval time.Duration
 
-	mu       sync.Mutex
-	hosts    []component.Host
-	down     []error // the reason a shard is disconnected; nil when connected or not tried yet
-	failures []int   // failed attempts since the shard's last warning
-	lastWarn []time.Time
-	degraded bool // StatusRecoverableError was reported last
-	stopped  bool
+	mu        sync.Mutex
+	hosts     []component.Host
+	endpoints []string    // per slot
+	names     []zap.Field // per slot: shard index or member ID, for logs
+	down      []error     // per slot: why it is disconnected; nil when connected, not tried yet or free
+	failures  []int       // per slot: failed attempts since its last warning
+	lastWarn  []time.Time
+	free      []uint32 // slots of members that left, to reuse
+	degraded  bool     // StatusRecoverableError was reported last
+	stopped   bool
 
 	refusals     map[string]int // refused batches by reason since the last warning
 	refusalErr   error
@@ -42,16 +49,44 @@ type health struct {
 }
 
 func newHealth(logger *zap.Logger, endpoints []string) *health {
-	n := len(endpoints)
-	return &health{
-		logger:    logger,
-		endpoints: endpoints,
-		interval:  warnInterval,
-		down:      make([]error, n),
-		failures:  make([]int, n),
-		lastWarn:  make([]time.Time, n),
-		refusals:  make(map[string]int),
+	h := &health{logger: logger, interval: warnInterval, refusals: make(map[string]int)}
+	for i, endpoint := range endpoints {
+		h.addTargetLocked(zap.Uint32("shard", uint32(i)), endpoint)
 	}
+	return h
+}
+
+// addTarget returns the slot of a new fleet member's client.
+func (h *health) addTarget(memberID, endpoint string) uint32 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.addTargetLocked(zap.String("member", memberID), endpoint)
+}
+
+func (h *health) addTargetLocked(name zap.Field, endpoint string) uint32 {
+	if n := len(h.free); n > 0 {
+		slot := h.free[n-1]
+		h.free = h.free[:n-1]
+		h.names[slot], h.endpoints[slot] = name, endpoint
+		h.down[slot], h.failures[slot], h.lastWarn[slot] = nil, 0, time.Time{}
+		return slot
+	}
+	h.names = append(h.names, name)
+	h.endpoints = append(h.endpoints, endpoint)
+	h.down = append(h.down, nil)
+	h.failures = append(h.failures, 0)
+	h.lastWarn = append(h.lastWarn, time.Time{})
+	return uint32(len(h.names) - 1)
+}
+
+// removeTarget frees the slot of a member that left the fleet: its state no
+// longer counts, so the component is OK again when the rest is connected.
+func (h *health) removeTarget(slot uint32) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.down[slot] = nil
+	h.free = append(h.free, slot)
+	h.reportIfAllUpLocked()
 }
 
 // addHost registers a host to report status to.
@@ -72,12 +107,18 @@ func (h *health) connected(shard uint32) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.down[shard] != nil {
-		h.logger.Info("Sidecar reachable again", zap.Uint32("shard", shard), zap.String("endpoint", h.endpoints[shard]),
+		h.logger.Info("Sidecar reachable again", h.names[shard], zap.String("endpoint", h.endpoints[shard]),
 			zap.Int("failed_attempts", h.failures[shard]))
 	}
 	h.down[shard] = nil
 	h.failures[shard] = 0
 	h.lastWarn[shard] = time.Time{}
+	h.reportIfAllUpLocked()
+}
+
+// reportIfAllUpLocked reports StatusOK when no slot is down any more after
+// a degraded status.
+func (h *health) reportIfAllUpLocked() {
 	for _, err := range h.down {
 		if err != nil {
 			return
@@ -103,7 +144,7 @@ func (h *health) disconnected(shard uint32, err error) {
 	}
 	if now := time.Now(); now.Sub(h.lastWarn[shard]) >= h.interval {
 		h.logger.Warn(msg,
-			zap.Uint32("shard", shard), zap.String("endpoint", h.endpoints[shard]),
+			h.names[shard], zap.String("endpoint", h.endpoints[shard]),
 			zap.Int("failed_attempts", h.failures[shard]), zap.Error(err))
 		h.lastWarn[shard] = now
 		h.failures[shard] = 0
@@ -111,7 +152,7 @@ func (h *health) disconnected(shard uint32, err error) {
 	if !wasDown || !h.degraded {
 		h.degraded = true
 		h.reportLocked(componentstatus.NewRecoverableErrorEvent(
-			fmt.Errorf("sidecar of shard %d (%s) %s: %w", shard, h.endpoints[shard], what, err)))
+			fmt.Errorf("sidecar of %s %s (%s) %s: %w", h.names[shard].Key, fieldValue(h.names[shard]), h.endpoints[shard], what, err)))
 	}
 }
 
@@ -142,4 +183,12 @@ func (h *health) refused(reason string, err error) {
 	h.logger.Warn("Batches refused; clients are told to retry unless the reason is rejected or malformed", fields...)
 	h.lastRefusals = now
 	clear(h.refusals)
+}
+
+// fieldValue renders the value of a shard or member field.
+func fieldValue(f zap.Field) string {
+	if f.Type == zapcore.StringType {
+		return f.String
+	}
+	return fmt.Sprint(f.Integer)
 }

@@ -247,6 +247,14 @@ func (q *persistentQueue) close(ctx context.Context) error {
 	return q.client.Close(ctx)
 }
 
+// signalRoom tells replay that a Send may succeed now, without waiting.
+func (q *persistentQueue) signalRoom() {
+	select {
+	case q.room <- struct{}{}:
+	default:
+	}
+}
+
 // onSettled returns the settle callback of a persisted Send: frames
 // acknowledged or rejected for good are deleted; frames given up at
 // shutdown are neither deleted nor marked settled, so the low bound stays
@@ -257,10 +265,7 @@ func (q *persistentQueue) onSettled(seqs []uint64, next func(error)) func(error)
 		if err == nil || onlyRejected(err) {
 			q.settled(seqs, true)
 		}
-		select {
-		case q.room <- struct{}{}:
-		default:
-		}
+		q.signalRoom()
 		if next != nil {
 			next(err)
 		}

@@ -33,6 +33,7 @@ const (
 	reasonMalformed   = "malformed"
 	reasonStorage     = "storage"
 	reasonProtocol    = "protocol"
+	reasonNoMembers   = "no_members"
 )
 
 // shardProcessor is one signal's sdpshard processor. Processors of the same
@@ -182,7 +183,11 @@ func keepOnly[T any](keep []int) func(T) bool {
 func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unroutable []int, err error) {
 	frames := p.frames.Get().(*routed)
 	defer p.frames.Put(frames)
-	if err := p.router.Route(req, &frames.Frames); err != nil {
+	f := p.shards.current.Load()
+	if err := p.router.RouteTo(req, f.members, &frames.Frames); errors.Is(err, shard.ErrNoMembers) {
+		// The resolver has found no member yet: backpressure, not loss.
+		return nil, p.refuse(ctx, err)
+	} else if err != nil {
 		p.refused(ctx, reasonMalformed)
 		err = fmt.Errorf("sdpshard: splitting %s by resource: %w", req.Signal(), err)
 		p.shards.health.refused(reasonMalformed, err)
@@ -194,7 +199,7 @@ func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unr
 			unroutable = append(unroutable, u.Index)
 			items += u.Items
 		}
-		p.shards.telemetry.ProcessorSdpshardUnroutableItems.Add(ctx, int64(items), p.shards.obs.unroutableAttrs)
+		p.shards.telemetry.ProcessorSdpshardUnroutableItems.Add(ctx, int64(items), p.shards.obs.idAttrs)
 		// forward also runs as the stage, once for every pipeline the
 		// receiver feeds: the shard set's logger names no pipeline.
 		p.shards.logger.Warn("Resources not forwarded to a sidecar: an item does not fit max_frame_bytes",
@@ -203,7 +208,7 @@ func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unr
 	}
 	frames.detach()
 	defer frames.release()
-	if err := p.send(ctx, frames.byShard); err != nil {
+	if err := p.send(ctx, f, frames.byShard); err != nil {
 		return nil, err
 	}
 	return unroutable, nil
@@ -239,7 +244,7 @@ func (r *routed) detach() {
 	for shard, fs := range r.ByShard {
 		start := len(all)
 		for _, f := range fs {
-			all = append(all, transport.Frame{Bytes: append([]byte(nil), f.Bytes...), Items: f.Items})
+			all = append(all, transport.Frame{Bytes: append([]byte(nil), f.Bytes...), Items: f.Items, Key: f.Key})
 		}
 		r.byShard[shard] = all[start:len(all):len(all)]
 	}
@@ -263,12 +268,18 @@ func (r *routed) release() {
 // is refused. Delivery is at least once: the client retries the whole batch
 // and the sidecars may see those resources twice.
 //
+// f is the fleet snapshot the frames were routed over. When a resolver
+// removes a member between routing and sending, that member's client is
+// closed: sendPart routes its part again over the current snapshot, and a
+// part already queued there is taken back and re-routed by the fleet
+// manager, so the batch still settles by the new owners' acks.
+//
 // A shard's part larger than queue_bytes goes out in queue-sized Sends,
 // each after the previous one settled: two consecutive ones never fit the
 // queue together, so sending the next at once would always be refused and
 // the client's retries would queue the first one again and again.
-func (p *shardProcessor) send(ctx context.Context, byShard [][]transport.Frame) error {
-	clients := p.shards.clients
+func (p *shardProcessor) send(ctx context.Context, f *fleet, byShard [][]transport.Frame) error {
+	clients := f.clients
 	for shard, fs := range byShard {
 		if len(fs) == 0 {
 			continue
@@ -328,7 +339,7 @@ func (p *shardProcessor) send(ctx context.Context, byShard [][]transport.Frame) 
 				}
 				onSettled = q.onSettled(seqs, onSettled)
 			}
-			if err := clients[shard].Send(part, onSettled); err != nil {
+			if err := p.shards.sendPart(f, shard, part, onSettled); err != nil {
 				if seqs != nil {
 					p.shards.queue.settled(seqs, true)
 				}
@@ -415,6 +426,8 @@ func reasonOf(err error) string {
 		// The sidecar broke the protocol (such as an over-long Ack); the
 		// batch stays retryable, see the README's "Protocol errors".
 		return reasonProtocol
+	case errors.Is(err, shard.ErrNoMembers):
+		return reasonNoMembers
 	case errors.Is(err, transport.ErrUndelivered):
 		return reasonUndelivered
 	case errors.Is(err, errStorage):

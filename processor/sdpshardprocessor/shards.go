@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -17,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
 	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/metadata"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
@@ -29,10 +31,13 @@ import (
 type registry struct {
 	mu   sync.Mutex
 	sets map[component.ID]*shardSet
+	// newSource builds the resolver of a configuration with a resolver
+	// block; tests replace it to drive membership changes.
+	newSource func(cfg *Config, set processor.Settings, onError func(error)) (memberSource, error)
 }
 
 func newRegistry() *registry {
-	return &registry{sets: make(map[component.ID]*shardSet)}
+	return &registry{sets: make(map[component.ID]*shardSet), newSource: newResolverSource}
 }
 
 // acquire returns the shard set of set.ID, creating it on first use, and
@@ -44,7 +49,7 @@ func (reg *registry) acquire(set processor.Settings, cfg *Config) (*shardSet, er
 		s.users++
 		return s, nil
 	}
-	s, err := newShardSet(set, cfg)
+	s, err := newShardSet(set, cfg, reg.newSource)
 	if err != nil {
 		return nil, err
 	}
@@ -67,11 +72,19 @@ func (reg *registry) release(ctx context.Context, s *shardSet) {
 	}
 }
 
-// shardSet is one transport.Client per shard plus the telemetry they feed.
+// shardSet is one transport.Client per shard (per member of a resolver's
+// fleet) plus the telemetry they feed.
 type shardSet struct {
-	id           component.ID
-	logger       *zap.Logger
-	clients      []*transport.Client
+	id     component.ID
+	logger *zap.Logger
+	// current is the fleet snapshot that batches are routed over and sent
+	// to; for a static endpoints list it never changes.
+	current atomic.Pointer[fleet]
+	// fleet applies a resolver's changes; nil for a static endpoints list.
+	fleet *fleetManager
+	// keys recovers the routing key of a stored frame (the persistent
+	// queue keeps frames without it) to replay it in a fleet.
+	keys         *shard.Router
 	queueBytes   int
 	flushTimeout time.Duration
 	telemetry    *metadata.TelemetryBuilder
@@ -89,11 +102,12 @@ type shardSet struct {
 	startOnce sync.Once
 }
 
-func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
+func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, processor.Settings, func(error)) (memberSource, error)) (*shardSet, error) {
 	// set is the settings of whichever pipeline created the set first; the
 	// set serves the processors of every pipeline, so its telemetry names
 	// none of them.
 	ts := componenttelemetry.DropPipelineAttributes(set.TelemetrySettings)
+	set.TelemetrySettings = ts
 	tb, err := metadata.NewTelemetryBuilder(ts)
 	if err != nil {
 		return nil, fmt.Errorf("creating telemetry: %w", err)
@@ -122,12 +136,10 @@ func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
 	if sender == "" {
 		sender = defaultSender(set)
 	}
-	for shard, endpoint := range cfg.Endpoints {
-		c, err := transport.NewClient(transport.ClientSettings{
+	clientSettings := func(endpoint string) transport.ClientSettings {
+		return transport.ClientSettings{
 			Endpoint:       endpoint,
 			Sender:         sender,
-			Shard:          uint32(shard),
-			ShardCount:     uint32(len(cfg.Endpoints)),
 			QueueBytes:     cfg.QueueBytes,
 			DialTimeout:    cfg.DialTimeout,
 			InitialBackoff: cfg.InitialBackoff,
@@ -136,23 +148,71 @@ func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
 			AckTimeout:     cfg.AckTimeout,
 			TLS:            tlsConfig,
 			Logger:         ts.Logger, // the client adds its shard and endpoint
-			Observer:       obs,
-		})
-		if err != nil {
-			tb.Shutdown()
-			return nil, fmt.Errorf("endpoints[%d]: %w", shard, err)
 		}
-		s.clients = append(s.clients, c)
+	}
+	if cfg.hasResolver() {
+		if s.keys, err = shard.NewRouter(cfg.routerSettings()); err != nil {
+			tb.Shutdown()
+			return nil, err
+		}
+		s.current.Store(&fleet{members: shard.FleetMembers(nil)})
+		buildSource := func() (memberSource, error) {
+			return newSource(cfg, set, func(error) {
+				tb.ProcessorSdpshardResolverErrors.Add(context.Background(), 1, obs.idAttrs)
+			})
+		}
+		s.fleet = newFleetManager(s, buildSource, func(m member) (memberClient, error) {
+			// A member's index changes with the fleet, so its connection
+			// is shard 0 of 1 and the member is known by its ID; the
+			// client stamps shard 0 on every frame it sends.
+			cs := clientSettings(m.Endpoint)
+			cs.Shard, cs.ShardCount = 0, 1
+			cs.Logger = ts.Logger.With(zap.String("member", m.ID))
+			mo := obs.forMember(m.ID, m.Endpoint)
+			cs.Observer = mo
+			c, err := transport.NewClient(cs)
+			if err != nil {
+				mo.leave()
+				return memberClient{}, err
+			}
+			return memberClient{client: c, attrs: mo.attrs, leave: mo.leave}, nil
+		})
+	} else {
+		var clients []*transport.Client
+		for i, endpoint := range cfg.Endpoints {
+			cs := clientSettings(endpoint)
+			cs.Shard, cs.ShardCount = uint32(i), uint32(len(cfg.Endpoints))
+			cs.Observer = obs
+			c, err := transport.NewClient(cs)
+			if err != nil {
+				tb.Shutdown()
+				return nil, fmt.Errorf("endpoints[%d]: %w", i, err)
+			}
+			clients = append(clients, c)
+		}
+		s.current.Store(&fleet{
+			members:   shard.StaticMembers(cfg.Endpoints),
+			endpoints: cfg.Endpoints,
+			clients:   clients,
+			attrs:     obs.shardAttrs,
+		})
 	}
 	err = tb.RegisterProcessorSdpshardQueueBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		for shard, c := range s.clients {
-			o.Observe(int64(c.QueuedBytes()), obs.shardAttrs[shard])
+		f := s.current.Load()
+		for i, c := range f.clients {
+			o.Observe(int64(c.QueuedBytes()), f.attrs[i])
 		}
 		return nil
 	})
+	if err == nil {
+		err = tb.RegisterProcessorSdpshardMembersCallback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(int64(s.current.Load().members.Len()), obs.idAttrs)
+			return nil
+		})
+	}
 	if err != nil {
 		tb.Shutdown()
-		return nil, fmt.Errorf("registering queue_bytes gauge: %w", err)
+		return nil, fmt.Errorf("registering gauges: %w", err)
 	}
 	return s, nil
 }
@@ -189,26 +249,40 @@ func (s *shardSet) start(ctx context.Context, host component.Host) error {
 			}
 			s.queue = q
 			go q.run()
-			for _, c := range s.clients {
-				c.Start()
+			if s.startErr = s.startClients(ctx); s.startErr != nil {
+				return
 			}
 			s.replayStop, s.replayDone = make(chan struct{}), make(chan struct{})
 			go s.replay(left)
 			return
 		}
-		for _, c := range s.clients {
-			c.Start()
-		}
+		s.startErr = s.startClients(ctx)
 	})
 	return s.startErr
 }
 
+// startClients starts the clients of a static list, or the resolver that
+// brings a fleet's members.
+func (s *shardSet) startClients(ctx context.Context) error {
+	for _, c := range s.current.Load().clients {
+		c.Start()
+	}
+	if s.fleet != nil {
+		return s.fleet.start(ctx)
+	}
+	return nil
+}
+
 // replay sends again the frames a previous run left stored, waiting for
-// room in each shard's queue, until done or the shard set shuts down. A
-// client's queue frees room only when one of its frames settles, and with
-// a persistent queue every Send settles through q.onSettled, which signals
-// q.room: replay waits for that signal rather than polling. A signal left
-// from earlier, or from another shard, only costs one more attempt.
+// room in each shard's queue, until done or the shard set shuts down.
+// With a static list a frame goes back to the shard it was stored for; in a
+// fleet, whose members may have changed since, to the member that owns its
+// resource now (once the resolver has found one). A client's queue frees
+// room only when one of its frames settles, and with a persistent queue
+// every Send settles through q.onSettled, which signals q.room; a fleet's
+// change of members signals it too (an empty fleet has nothing in flight
+// to settle). replay waits for that signal rather than polling. A signal
+// left from earlier, or from another shard, only costs one more attempt.
 func (s *shardSet) replay(left []storedFrame) {
 	defer close(s.replayDone)
 	if len(left) == 0 {
@@ -220,13 +294,29 @@ func (s *shardSet) replay(left []storedFrame) {
 	}
 	s.logger.Info("Sending frames stored by a previous run again", zap.Int("frames", len(left)), zap.Int("items", items))
 	for _, f := range left {
-		if f.shard >= len(s.clients) {
+		if s.fleet != nil {
+			key, err := s.keys.FrameKey(f.frame.Bytes)
+			if err != nil {
+				s.logger.Error("A stored frame cannot be read; it stays stored", zap.Error(err), zap.Int("items", f.frame.Items))
+				continue
+			}
+			f.frame.Key = key
+		} else if n := len(s.current.Load().clients); f.shard >= n {
 			s.logger.Error("A stored frame belongs to a shard that no longer exists; it stays stored",
-				zap.Int("shard", f.shard), zap.Int("shards", len(s.clients)), zap.Int("items", f.frame.Items))
+				zap.Int("shard", f.shard), zap.Int("shards", n), zap.Int("items", f.frame.Items))
 			continue
 		}
 		for {
-			err := s.clients[f.shard].Send([]transport.Frame{f.frame}, s.queue.onSettled([]uint64{f.seq}, nil))
+			var err error
+			cur := s.current.Load()
+			switch {
+			case s.fleet == nil:
+				err = cur.clients[f.shard].Send([]transport.Frame{f.frame}, s.queue.onSettled([]uint64{f.seq}, nil))
+			case cur.members.Len() == 0:
+				err = transport.ErrQueueFull // no member yet: wait as for room
+			default:
+				err = s.sendPart(cur, cur.members.Owner(f.frame.Key), []transport.Frame{f.frame}, s.queue.onSettled([]uint64{f.seq}, nil))
+			}
 			if err == nil {
 				break
 			}
@@ -251,12 +341,16 @@ func (s *shardSet) shutdown(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, s.flushTimeout)
 	defer cancel()
 	s.health.stop()
+	if s.fleet != nil {
+		// No more changes: the clients shut down below are the last ones.
+		s.fleet.shutdown(ctx)
+	}
 	if s.replayStop != nil {
 		close(s.replayStop)
 		<-s.replayDone
 	}
 	var wg sync.WaitGroup
-	for _, c := range s.clients {
+	for _, c := range s.current.Load().clients {
 		wg.Go(func() {
 			if err := c.Shutdown(ctx); err != nil && !errors.Is(err, transport.ErrUndelivered) {
 				s.logger.Warn("Shutting down sidecar client", zap.Error(err))
@@ -280,11 +374,14 @@ type observer struct {
 	shardAttrs      []metric.MeasurementOption
 	ackAttrs        [][3]metric.MeasurementOption
 	refusedAttrs    map[string]metric.MeasurementOption
-	unroutableAttrs metric.MeasurementOption
+	idAttrs         metric.MeasurementOption // identity alone: the series without a shard or reason
+	// with returns the attribute set of identity plus kvs, for series
+	// made later (a fleet's members).
+	with func(kvs ...attribute.KeyValue) metric.MeasurementOption
 }
 
 // refusalReasons lists every value of the refused_batches reason attribute.
-var refusalReasons = [...]string{reasonQueueFull, reasonClosed, reasonRejected, reasonUndelivered, reasonCanceled, reasonMalformed, reasonStorage, reasonProtocol}
+var refusalReasons = [...]string{reasonQueueFull, reasonClosed, reasonRejected, reasonUndelivered, reasonCanceled, reasonMalformed, reasonStorage, reasonProtocol, reasonNoMembers}
 
 // newObserver builds the attribute sets of every series; identity is what
 // componenttelemetry.Identity returns for the set (nothing when the
@@ -293,7 +390,7 @@ func newObserver(tb *metadata.TelemetryBuilder, hl *health, identity []attribute
 	with := func(kvs ...attribute.KeyValue) metric.MeasurementOption {
 		return metric.WithAttributeSet(attribute.NewSet(append(slices.Clone(identity), kvs...)...))
 	}
-	o := &observer{tb: tb, health: hl, refusedAttrs: make(map[string]metric.MeasurementOption), unroutableAttrs: with()}
+	o := &observer{tb: tb, health: hl, refusedAttrs: make(map[string]metric.MeasurementOption), idAttrs: with(), with: with}
 	for shard := range shards {
 		shardAttr := attribute.Int("shard", shard)
 		o.shardAttrs = append(o.shardAttrs, with(shardAttr))
@@ -330,7 +427,10 @@ func (o *observer) recordZeros() {
 	for _, attrs := range o.refusedAttrs {
 		o.tb.ProcessorSdpshardRefusedBatches.Add(ctx, 0, attrs)
 	}
-	o.tb.ProcessorSdpshardUnroutableItems.Add(ctx, 0, o.unroutableAttrs)
+	o.tb.ProcessorSdpshardUnroutableItems.Add(ctx, 0, o.idAttrs)
+	for _, c := range []metric.Int64Counter{o.tb.ProcessorSdpshardMembershipChanges, o.tb.ProcessorSdpshardReroutedFrames, o.tb.ProcessorSdpshardResolverErrors} {
+		c.Add(ctx, 0, o.idAttrs)
+	}
 }
 
 var _ transport.Observer = (*observer)(nil)

@@ -48,6 +48,11 @@ type Frame struct {
 	// Items is the number of spans, data points or log records in the
 	// frame, for the Observer and the undelivered count.
 	Items int
+	// Key is the caller's routing key of the frame's resource. The client
+	// does not read it; it keeps it beside the frame and hands it back with
+	// the frame from CloseAndTake, so that the caller can assign the frame
+	// again.
+	Key uint64
 }
 
 // ClientSettings configures a Client. Zero durations and sizes take the
@@ -59,6 +64,9 @@ type ClientSettings struct {
 	Sender string
 	// Shard is the shard this client carries; ShardCount the number of
 	// shards the sender routes across. Shard must be below ShardCount.
+	// The client stamps Shard on every frame it is given (sdp.SetShard),
+	// so that a frame moved from another client matches this connection's
+	// Hello.
 	Shard, ShardCount uint32
 	// QueueBytes bounds the bytes of frames held: queued plus in flight
 	// until acknowledged.
@@ -133,6 +141,7 @@ type Client struct {
 type entry struct {
 	frame []byte
 	items int
+	key   uint64
 	id    uint64 // Send order, kept when frames return to the queue
 	seq   uint64 // sequence on the current connection while in flight
 	sent  bool   // handed to a connection before: the next write is a retransmission
@@ -277,8 +286,10 @@ func (c *Client) Send(frames []Frame, settled func(error)) error {
 	}
 	entries := make([]entry, len(frames))
 	for i, f := range frames {
+		// The frame was checked above; SetShard cannot fail on it.
+		_ = sdp.SetShard(f.Bytes, c.set.Shard)
 		c.nextID++
-		entries[i] = entry{frame: f.Bytes, items: f.Items, id: c.nextID, batch: b}
+		entries[i] = entry{frame: f.Bytes, items: f.Items, key: f.Key, id: c.nextID, batch: b}
 		c.pending.push(&entries[i])
 	}
 	c.held += size

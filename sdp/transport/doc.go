@@ -11,6 +11,12 @@
 // settles every frame up to its sequence), and every frame not accepted
 // gets an Ack of its own.
 //
+// A client stamps its shard on every frame it sends, and [Client.CloseAndTake]
+// stops it and hands back the frames it still held, queued or unacknowledged,
+// in order and unsettled: a sender whose destination leaves (a member of a
+// changing fleet) sends them elsewhere and settles each one in its original
+// batch with [Held.Settle].
+//
 // A sidecar must read a frame whole, and take what it needs of it, before
 // it sends an Ack whose sequence covers that frame. The client forgets a
 // frame once it is acknowledged, and may still be writing the frame when

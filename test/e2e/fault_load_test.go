@@ -46,6 +46,9 @@ type loadSettings struct {
 	// Requests, when positive, is how many requests each sender sends
 	// before it stops on its own.
 	Requests int
+	// IDBase offsets the span ids, so that several load clients of one
+	// test send distinct ids.
+	IDBase uint64
 }
 
 // resourceShape is one resource of a shaped request.
@@ -146,7 +149,7 @@ func (l *load) request(firstService int) (ptraceotlp.ExportRequest, []spanID) {
 		spans.Scope().SetName("faulttest")
 		pad := strings.Repeat("x", res.Padding)
 		for range res.Spans {
-			id := spanIDOf(l.next.Add(1))
+			id := spanIDOf(s.IDBase + l.next.Add(1))
 			span := spans.Spans().AppendEmpty()
 			span.SetName("op")
 			span.SetSpanID(pcommon.SpanID(id))

@@ -33,9 +33,13 @@ type TelemetryBuilder struct {
 	ProcessorSdpshardConnectionFailures metric.Int64Counter
 	ProcessorSdpshardFramesSent         metric.Int64Counter
 	ProcessorSdpshardItemsSent          metric.Int64Counter
+	ProcessorSdpshardMembers            metric.Int64ObservableGauge
+	ProcessorSdpshardMembershipChanges  metric.Int64Counter
 	ProcessorSdpshardQueueBytes         metric.Int64ObservableGauge
 	ProcessorSdpshardReconnects         metric.Int64Counter
 	ProcessorSdpshardRefusedBatches     metric.Int64Counter
+	ProcessorSdpshardReroutedFrames     metric.Int64Counter
+	ProcessorSdpshardResolverErrors     metric.Int64Counter
 	ProcessorSdpshardRetransmissions    metric.Int64Counter
 	ProcessorSdpshardUndeliveredItems   metric.Int64Counter
 	ProcessorSdpshardUnroutableItems    metric.Int64Counter
@@ -50,6 +54,21 @@ type telemetryBuilderOptionFunc func(mb *TelemetryBuilder)
 
 func (tbof telemetryBuilderOptionFunc) apply(mb *TelemetryBuilder) {
 	tbof(mb)
+}
+
+// RegisterProcessorSdpshardMembersCallback sets callback for observable ProcessorSdpshardMembers metric.
+func (builder *TelemetryBuilder) RegisterProcessorSdpshardMembersCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorSdpshardMembers, obs: o})
+		return nil
+	}, builder.ProcessorSdpshardMembers)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
 }
 
 // RegisterProcessorSdpshardQueueBytesCallback sets callback for observable ProcessorSdpshardQueueBytes metric.
@@ -125,6 +144,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{item}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorSdpshardMembers, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_sdpshard_members",
+		metric.WithDescription("Members of the fleet that resources are currently assigned to (the length of the endpoints list when it is static). [Development]"),
+		metric.WithUnit("{member}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorSdpshardMembershipChanges, err = builder.meter.Int64Counter(
+		"otelcol_processor_sdpshard_membership_changes",
+		metric.WithDescription("Changes of the fleet's membership reported by the resolver and applied (members added, removed or re-addressed). [Development]"),
+		metric.WithUnit("{change}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorSdpshardQueueBytes, err = builder.meter.Int64ObservableGauge(
 		"otelcol_processor_sdpshard_queue_bytes",
 		metric.WithDescription("Bytes of frames held for a shard (queued or in flight until acked). [Development]"),
@@ -141,6 +172,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_sdpshard_refused_batches",
 		metric.WithDescription("Batches answered with an error (retryable unless the reason is rejected or malformed). [Development]"),
 		metric.WithUnit("{batch}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorSdpshardReroutedFrames, err = builder.meter.Int64Counter(
+		"otelcol_processor_sdpshard_rerouted_frames",
+		metric.WithDescription("Frames taken back from a member that left the fleet (queued or unacknowledged) and sent to the member that owns their resource now. [Development]"),
+		metric.WithUnit("{frame}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorSdpshardResolverErrors, err = builder.meter.Int64Counter(
+		"otelcol_processor_sdpshard_resolver_errors",
+		metric.WithDescription("Failed resolutions of the fleet's members; the last good membership stays in force. [Development]"),
+		metric.WithUnit("{error}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorSdpshardRetransmissions, err = builder.meter.Int64Counter(

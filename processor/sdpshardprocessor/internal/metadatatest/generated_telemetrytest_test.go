@@ -20,6 +20,10 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	require.NoError(t, tb.RegisterProcessorSdpshardMembersCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	require.NoError(t, tb.RegisterProcessorSdpshardQueueBytesCallback(func(_ context.Context, observer metric.Int64Observer) error {
 		observer.Observe(1)
 		return nil
@@ -29,8 +33,11 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ProcessorSdpshardConnectionFailures.Add(context.Background(), 1)
 	tb.ProcessorSdpshardFramesSent.Add(context.Background(), 1)
 	tb.ProcessorSdpshardItemsSent.Add(context.Background(), 1)
+	tb.ProcessorSdpshardMembershipChanges.Add(context.Background(), 1)
 	tb.ProcessorSdpshardReconnects.Add(context.Background(), 1)
 	tb.ProcessorSdpshardRefusedBatches.Add(context.Background(), 1)
+	tb.ProcessorSdpshardReroutedFrames.Add(context.Background(), 1)
+	tb.ProcessorSdpshardResolverErrors.Add(context.Background(), 1)
 	tb.ProcessorSdpshardRetransmissions.Add(context.Background(), 1)
 	tb.ProcessorSdpshardUndeliveredItems.Add(context.Background(), 1)
 	tb.ProcessorSdpshardUnroutableItems.Add(context.Background(), 1)
@@ -49,6 +56,12 @@ func TestSetupTelemetry(t *testing.T) {
 	AssertEqualProcessorSdpshardItemsSent(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorSdpshardMembers(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorSdpshardMembershipChanges(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorSdpshardQueueBytes(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -56,6 +69,12 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorSdpshardRefusedBatches(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorSdpshardReroutedFrames(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorSdpshardResolverErrors(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorSdpshardRetransmissions(t, testTel,

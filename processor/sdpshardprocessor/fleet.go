@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package sdpshardprocessor
+
+// The fleet: which members resources are assigned to, one transport client
+// per member, and what happens when a resolver changes the members.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
+	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
+)
+
+// fleet is one immutable snapshot of the members and their clients; client
+// i carries member i. The request path loads the current snapshot with one
+// atomic read.
+type fleet struct {
+	members   *shard.Members
+	endpoints []string
+	clients   []*transport.Client
+	// attrs are each client's metric attributes: shard for a static list,
+	// member for a resolver's fleet.
+	attrs []metric.MeasurementOption
+	// leave releases what a member's client holds besides itself (its
+	// component status slot) once the member has left; nil for a static
+	// list.
+	leave []func()
+}
+
+// member is one consumer reported by a resolver.
+type member struct {
+	ID       string
+	Endpoint string
+}
+
+// memberSource reports the fleet's members: a resolver. update gets the
+// whole list on every change, never concurrently and never after Shutdown.
+type memberSource interface {
+	Start(ctx context.Context, update func([]member)) error
+	Shutdown(ctx context.Context) error
+}
+
+// movedSampleSize is how many keys estimate the fraction of resources a
+// change moves, for the log line of each change.
+const movedSampleSize = 10_000
+
+// orphan is a frame taken back from a member that left, waiting to be sent
+// to the member that owns its resource now.
+type orphan struct {
+	held transport.Held
+	from string // ID of the member it was taken from
+}
+
+// rerouteRetry spaces attempts to place taken-back frames while their new
+// owners' queues are full or the fleet is empty.
+const rerouteRetry = 10 * time.Millisecond
+
+// fleetManager applies a resolver's member lists to a shard set. One
+// goroutine (run) applies changes one after another, so that a change
+// whose frames wait for room never runs concurrently with the next.
+type fleetManager struct {
+	set *shardSet
+	// newSource builds the resolver at start: building it may need the
+	// environment (the Kubernetes in-cluster configuration), which
+	// creating the component (otelcol-sdp validate) must not.
+	newSource func() (memberSource, error)
+	source    memberSource
+	newClient func(m member) (memberClient, error)
+	keys      []uint64
+
+	mu      sync.Mutex
+	desired []member // latest list from the resolver
+	changed bool     // desired is waiting to be applied
+
+	kick    chan struct{} // capacity 1
+	stop    chan struct{}
+	done    chan struct{}
+	running bool // run was started and not stopped; owned by start and shutdown
+
+	// orphans are owned by run.
+	orphans []orphan
+}
+
+// memberClient is a new member's client with its metric attributes and what
+// to call when the member leaves.
+type memberClient struct {
+	client *transport.Client
+	attrs  metric.MeasurementOption
+	leave  func()
+}
+
+func newFleetManager(s *shardSet, newSource func() (memberSource, error), newClient func(member) (memberClient, error)) *fleetManager {
+	return &fleetManager{
+		set:       s,
+		newSource: newSource,
+		newClient: newClient,
+		keys:      shard.SampleKeys(movedSampleSize),
+		kick:      make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+}
+
+// start starts applying changes and then the resolver.
+func (fm *fleetManager) start(ctx context.Context) error {
+	source, err := fm.newSource()
+	if err != nil {
+		return fmt.Errorf("resolver: %w", err)
+	}
+	fm.source = source
+	go fm.run()
+	if err := fm.source.Start(ctx, fm.update); err != nil {
+		close(fm.stop)
+		<-fm.done
+		return fmt.Errorf("resolver: %w", err)
+	}
+	fm.running = true
+	return nil
+}
+
+// update is the resolver's callback: it records the list and wakes run.
+func (fm *fleetManager) update(members []member) {
+	fm.mu.Lock()
+	fm.desired = slices.Clone(members)
+	fm.changed = true
+	fm.mu.Unlock()
+	select {
+	case fm.kick <- struct{}{}:
+	default:
+	}
+}
+
+// shutdown stops the resolver, then run. Frames taken back from members
+// that left and not placed yet are settled as undelivered: the Collector
+// stops, and the clients that could take them are shutting down too.
+func (fm *fleetManager) shutdown(ctx context.Context) {
+	if !fm.running {
+		return
+	}
+	fm.running = false
+	if err := fm.source.Shutdown(ctx); err != nil {
+		fm.set.logger.Warn("Shutting down the resolver", zap.Error(err))
+	}
+	close(fm.stop)
+	<-fm.done
+}
+
+func (fm *fleetManager) run() {
+	defer close(fm.done)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		select {
+		case <-fm.stop:
+			fm.abandonOrphans()
+			return
+		case <-fm.kick:
+		case <-timer.C:
+		}
+		fm.mu.Lock()
+		desired, changed := fm.desired, fm.changed
+		fm.desired, fm.changed = nil, false
+		fm.mu.Unlock()
+		if changed {
+			fm.apply(desired)
+		}
+		if !fm.placeOrphans() {
+			timer.Reset(rerouteRetry)
+		}
+	}
+}
+
+// apply makes members the fleet: it keeps the clients of members that stay
+// (same ID, same endpoint), starts clients for new ones, publishes the new
+// snapshot and only then takes back the frames of the members that left,
+// so that a Send racing with the change either lands before the take (and
+// is taken back) or finds its client closed and routes again.
+func (fm *fleetManager) apply(members []member) {
+	s := fm.set
+	old := s.current.Load()
+	members = slices.Clone(members)
+	slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.ID, b.ID) })
+	members = slices.CompactFunc(members, func(a, b member) bool { return a.ID == b.ID })
+	next := &fleet{}
+	var ids, added []string
+	kept := make([]bool, old.members.Len())
+	for _, m := range members {
+		if j, ok := old.members.Index(m.ID); ok && old.endpoints[j] == m.Endpoint {
+			kept[j] = true
+			ids = append(ids, m.ID)
+			next.endpoints = append(next.endpoints, m.Endpoint)
+			next.clients = append(next.clients, old.clients[j])
+			next.attrs = append(next.attrs, old.attrs[j])
+			next.leave = append(next.leave, old.leave[j])
+			continue
+		}
+		mc, err := fm.newClient(m)
+		if err != nil {
+			// An endpoint the client cannot dial: the member stays out
+			// rather than half in.
+			fm.resolverError(fmt.Errorf("member %q: %w", m.ID, err))
+			continue
+		}
+		mc.client.Start()
+		ids = append(ids, m.ID)
+		added = append(added, m.ID)
+		next.endpoints = append(next.endpoints, m.Endpoint)
+		next.clients = append(next.clients, mc.client)
+		next.attrs = append(next.attrs, mc.attrs)
+		next.leave = append(next.leave, mc.leave)
+	}
+	// ids are sorted and unique, so member i of the snapshot is client i.
+	next.members = shard.FleetMembers(ids)
+	var removed []string
+	var leaving []int
+	for j, k := range kept {
+		if !k {
+			removed = append(removed, old.members.ID(j))
+			leaving = append(leaving, j)
+		}
+	}
+	if len(added) == 0 && len(removed) == 0 {
+		return
+	}
+	s.current.Store(next)
+	taken := 0
+	for i, j := range leaving {
+		for _, h := range old.clients[j].CloseAndTake() {
+			fm.orphans = append(fm.orphans, orphan{held: h, from: removed[i]})
+			taken++
+		}
+		// The client has stopped: it reports nothing more.
+		old.leave[j]()
+	}
+	s.telemetry.ProcessorSdpshardMembershipChanges.Add(context.Background(), 1, s.obs.idAttrs)
+	if s.queue != nil {
+		// replay may be waiting for a member that can take a stored frame.
+		s.queue.signalRoom()
+	}
+	s.logger.Info("Fleet membership changed",
+		zap.Strings("added", added), zap.Strings("removed", removed),
+		zap.Strings("members", ids),
+		zap.Float64("moved_fraction", shard.MovedFraction(old.members, next.members, fm.keys)),
+		zap.Int("frames_to_reroute", taken))
+}
+
+// placeOrphans sends every taken-back frame to the member that owns its
+// resource now, one Send per frame so that a full queue holds back only
+// that frame. It reports whether none is left waiting.
+func (fm *fleetManager) placeOrphans() bool {
+	if len(fm.orphans) == 0 {
+		return true
+	}
+	f := fm.set.current.Load()
+	if f.members.Len() == 0 {
+		return false
+	}
+	rest := fm.orphans[:0]
+	placed := 0
+	for _, o := range fm.orphans {
+		owner := f.members.Owner(o.held.Frame.Key)
+		if err := f.clients[owner].Send([]transport.Frame{o.held.Frame}, o.held.Settle); err != nil {
+			// ErrQueueFull is backpressure; ErrClosed cannot happen here,
+			// since only run replaces clients. Either way it waits.
+			rest = append(rest, o)
+			continue
+		}
+		placed++
+	}
+	clear(fm.orphans[len(rest):])
+	fm.orphans = rest
+	if placed > 0 {
+		fm.set.telemetry.ProcessorSdpshardReroutedFrames.Add(context.Background(), int64(placed), fm.set.obs.idAttrs)
+	}
+	return len(fm.orphans) == 0
+}
+
+func (fm *fleetManager) abandonOrphans() {
+	if len(fm.orphans) == 0 {
+		return
+	}
+	frames, items := len(fm.orphans), 0
+	err := fmt.Errorf("%w: %d frames of members that left the fleet were not placed before shutdown", transport.ErrUndelivered, frames)
+	for _, o := range fm.orphans {
+		items += o.held.Frame.Items
+		fm.set.telemetry.ProcessorSdpshardUndeliveredItems.Add(context.Background(), int64(o.held.Frame.Items),
+			fm.set.obs.with(attribute.String("member", o.from)))
+		o.held.Settle(err)
+	}
+	fm.orphans = nil
+	fm.set.logger.Error("Frames of members that left the fleet undelivered at shutdown", zap.Int("frames", frames), zap.Int("items", items))
+}
+
+func (fm *fleetManager) resolverError(err error) {
+	fm.set.telemetry.ProcessorSdpshardResolverErrors.Add(context.Background(), 1, fm.set.obs.idAttrs)
+	fm.set.logger.Warn("Fleet member ignored", zap.Error(err))
+}
+
+// sendPart sends part to member idx of f. When that member left the fleet
+// after the batch was routed (its client is closed and a newer snapshot is
+// published), the part is routed again over the current snapshot; settled
+// is called once, when every frame of part has settled wherever it went.
+func (s *shardSet) sendPart(f *fleet, idx int, part []transport.Frame, settled func(error)) error {
+	err := f.clients[idx].Send(part, settled)
+	if !errors.Is(err, transport.ErrClosed) {
+		return err
+	}
+	now := s.current.Load()
+	if now == f || now.members.Len() == 0 {
+		return err
+	}
+	groups := make(map[int][]transport.Frame)
+	var order []int
+	for _, fr := range part {
+		owner := now.members.Owner(fr.Key)
+		if _, ok := groups[owner]; !ok {
+			order = append(order, owner)
+		}
+		groups[owner] = append(groups[owner], fr)
+	}
+	each := settleAfter(len(order), settled)
+	for _, owner := range order {
+		if err := s.sendPart(now, owner, groups[owner], each); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settleAfter returns a callback that calls settled once it has been
+// called n times, with their errors joined; nil when settled is nil.
+func settleAfter(n int, settled func(error)) func(error) {
+	if settled == nil {
+		return nil
+	}
+	if n == 1 {
+		return settled
+	}
+	var mu sync.Mutex
+	var errs error
+	return func(err error) {
+		mu.Lock()
+		errs = errors.Join(errs, err)
+		n--
+		last := n == 0
+		mu.Unlock()
+		if last {
+			settled(errs)
+		}
+	}
+}
