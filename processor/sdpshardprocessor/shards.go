@@ -369,12 +369,12 @@ func (s *shardSet) shutdown(ctx context.Context) {
 // observer turns transport events into the processor's metrics. The
 // attribute sets are built once: the callbacks run on the send path.
 type observer struct {
-	tb              *metadata.TelemetryBuilder
-	health          *health
-	shardAttrs      []metric.MeasurementOption
-	ackAttrs        [][3]metric.MeasurementOption
-	refusedAttrs    map[string]metric.MeasurementOption
-	idAttrs         metric.MeasurementOption // identity alone: the series without a shard or reason
+	tb           *metadata.TelemetryBuilder
+	health       *health
+	shardAttrs   []metric.MeasurementOption
+	ackAttrs     [][3]metric.MeasurementOption
+	refusedAttrs map[string]metric.MeasurementOption
+	idAttrs      metric.MeasurementOption // identity alone: the series without a shard or reason
 	// with returns the attribute set of identity plus kvs, for series
 	// made later (a fleet's members).
 	with func(kvs ...attribute.KeyValue) metric.MeasurementOption
