@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
 
 	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/metadata"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
@@ -129,8 +131,9 @@ func newShardSet(set processor.Settings, cfg *Config) (*shardSet, error) {
 			WriteTimeout:   cfg.WriteTimeout,
 			AckTimeout:     cfg.AckTimeout,
 			TLS:            tlsConfig,
-			Logger:         set.Logger.With(zap.Int("shard", shard), zap.String("endpoint", endpoint)),
-			Observer:       obs,
+			// The client adds its endpoint and shard to every line itself.
+			Logger:   slog.New(zapslog.NewHandler(set.Logger.Core())),
+			Observer: obs,
 		})
 		if err != nil {
 			tb.Shutdown()
