@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package otlpwire
 
 // pb is a minimal protobuf writer that emits fields in ascending field

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sdp encodes and decodes the frames that otelcol-sdp exchanges with
 // its sidecar: the structs of otlp_frames.sdp in SDP (Serial Data Protocol)
 // message mode, byte for byte what SDP's generated Go, Rust, C++ and Swift

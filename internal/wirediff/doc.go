@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package wirediff tests otlpwire against pdata: differential tests (counts,
 // attributes, hashes, splits and every item view compared with what pdata
 // decodes from the same bytes), fuzz targets with pdata as the oracle,
