@@ -13,8 +13,12 @@ ARG GO_VERSION=1.26
 FROM golang:${GO_VERSION} AS build
 WORKDIR /src
 ENV CGO_ENABLED=0
-# Module downloads first, so that a source change does not refetch them.
+# Module downloads first, so that a source change does not refetch them. The
+# libraries otlpwire and sdp are modules of their own that go.mod replaces
+# with their directories: their go.mod files must be there too.
 COPY go.mod go.sum ./
+COPY otlpwire/go.mod ./otlpwire/
+COPY sdp/go.mod sdp/go.sum ./sdp/
 COPY cmd/otelcol-sdp/go.mod cmd/otelcol-sdp/go.sum ./cmd/otelcol-sdp/
 RUN go mod download && cd cmd/otelcol-sdp && go mod download
 COPY . .

@@ -11,6 +11,8 @@ require (
 	// distribution (cmd/otelcol-sdp/go.mod) depends on it. test/dist's
 	// TestOneReleaseTrain keeps it the only exception.
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatautil v0.161.0
+	github.com/otelcol-sdp/otelcol-sdp/otlpwire v0.1.0
+	github.com/otelcol-sdp/otelcol-sdp/sdp v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/component v1.71.0
 	go.opentelemetry.io/collector/component/componentstatus v0.165.0
@@ -42,6 +44,7 @@ require (
 	go.opentelemetry.io/proto/otlp v1.11.1
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0
+	go.uber.org/zap/exp v0.3.0
 	go.yaml.in/yaml/v3 v3.0.6
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc
 	google.golang.org/grpc v1.85.0
@@ -140,4 +143,10 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
+)
+
+// The libraries are modules of their own in this repository.
+replace (
+	github.com/otelcol-sdp/otelcol-sdp/otlpwire => ./otlpwire
+	github.com/otelcol-sdp/otelcol-sdp/sdp => ./sdp
 )

@@ -6,7 +6,7 @@ import (
 
 func TestZeroAllocations(t *testing.T) {
 	for _, sig := range signals {
-		bt := genBatch(sig, 5, shape{resources: 3, scopes: 2, items: 5, attrs: 8})
+		bt := testRequest(t, "alloc/"+sig.String())
 		req := NewRequest(sig, bt.b)
 		var first ResourceData
 		for rd := range req.Resources() {
@@ -99,7 +99,7 @@ func TestZeroAllocations(t *testing.T) {
 // scalar fields allocates nothing.
 func TestItemViewsZeroAllocations(t *testing.T) {
 	for _, sig := range signals {
-		bt := genBatch(sig, 7, shape{resources: 2, scopes: 2, items: 6, attrs: 4})
+		bt := testRequest(t, "items/"+sig.String())
 		req := NewRequest(sig, bt.b)
 		var errs firstError
 		walked := 0
@@ -331,18 +331,10 @@ func readMetric(m Metric, errs *firstError) {
 	}
 }
 
-// kvlistValue is an AnyValue holding {"b": [1, "x"], "a": bytes("")}.
-var kvlistValue = []byte{
-	0x32, 0x1b, // kvlist_value, 27 bytes
-	0x0a, 0x10, 0x0a, 0x01, 'b', 0x12, 0x0b, // values: {key "b", value (11 bytes):
-	0x2a, 0x09, 0x0a, 0x02, 0x18, 0x01, 0x0a, 0x03, 0x0a, 0x01, 'x', // array [int 1, "x"]}
-	0x0a, 0x07, 0x0a, 0x01, 'a', 0x12, 0x02, 0x3a, 0x00, // values: {key "a", value bytes ""}
-}
-
 // SplitResource allocates a constant per call (its iterator state), never per
 // chunk: cutting into eight times more chunks allocates the same.
 func TestCutAllocatesNothingPerChunk(t *testing.T) {
-	bt := genBatch(SignalTraces, 1, shape{resources: 3, scopes: 2, items: 30, attrs: 4})
+	bt := testRequest(t, "cut/traces")
 	req := NewRequest(SignalTraces, bt.b)
 	buf := make([]byte, 0, len(bt.b)+16)
 	cut := func(limit int) (allocs float64, chunks int) {

@@ -5,8 +5,6 @@ import (
 	"iter"
 	"strings"
 	"testing"
-
-	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // cutLimit is the chunk size of the cut sweeps.
@@ -17,28 +15,37 @@ const cutLimit = 16 << 10
 // payload bytes.
 func cutFixture(tb testing.TB, scopes, spansPerScope, payload int) ResourceData {
 	tb.Helper()
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	benchAttrsTo(rs.Resource().Attributes(), 0)
 	pad := strings.Repeat("x", payload)
-	for s := range scopes {
-		ss := rs.ScopeSpans().AppendEmpty()
-		ss.Scope().SetName(fmt.Sprintf("scope.%d", s))
-		for i := range spansPerScope {
-			sp := ss.Spans().AppendEmpty()
-			sp.SetName("operation")
-			sp.SetTraceID([16]byte{byte(s), byte(s >> 8), byte(i), byte(i >> 8), 1})
-			sp.SetSpanID([8]byte{byte(i), 2})
-			sp.SetStartTimestamp(1e18)
-			sp.SetEndTimestamp(1e18 + 1000)
-			sp.Attributes().PutStr("payload", pad)
+	str := func(p *pb, num int, key, value string) { // a KeyValue with a string AnyValue
+		p.msg(num, func(kv *pb) {
+			kv.str(1, key)
+			kv.msg(2, func(v *pb) { v.str(1, value) })
+		})
+	}
+	var req pb
+	req.msg(1, func(rs *pb) { // ResourceSpans
+		rs.msg(1, func(r *pb) { // Resource
+			for a := range 10 {
+				str(r, 1, fmt.Sprintf("attribute.%d", a), fmt.Sprintf("value-0-%d", a))
+			}
+		})
+		for s := range scopes {
+			rs.msg(2, func(ss *pb) { // ScopeSpans
+				ss.msg(1, func(sc *pb) { sc.str(1, fmt.Sprintf("scope.%d", s)) })
+				for i := range spansPerScope {
+					ss.msg(2, func(sp *pb) { // Span
+						sp.bytes(1, []byte{byte(s), byte(s >> 8), byte(i), byte(i >> 8), 1, 15: 0})
+						sp.bytes(2, []byte{byte(i), 2, 7: 0})
+						sp.str(5, "operation")
+						sp.fixed64(7, 1e18)
+						sp.fixed64(8, 1e18+1000)
+						str(sp, 9, "payload", pad)
+					})
+				}
+			})
 		}
-	}
-	b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for rd, err := range NewRequest(SignalTraces, b).Resources() {
+	})
+	for rd, err := range NewRequest(SignalTraces, req.b).Resources() {
 		if err != nil {
 			tb.Fatal(err)
 		}

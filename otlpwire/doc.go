@@ -115,4 +115,26 @@
 // made: an iterator stored in a variable of func type or passed to another
 // function can make its loop body escape to the heap. Views alias the request
 // bytes, which must not change while views are in use.
+//
+// # Stability
+//
+// The module is at v0.x. The part of the API that otelcol-sdp's own
+// components use is stable: it changes only with a deprecation first,
+// recorded in CHANGELOG.md. Everything else is experimental and may still
+// change in a minor release; the CHANGELOG says when it does.
+//
+// Stable: [Signal] and its constants; [NewRequest] and [Request]'s Signal,
+// Bytes, ItemCount and Resources; [NewResourceData] and [ResourceData]'s
+// Signal, Bytes, ItemCount and Resource; [Resource]'s Attributes, Attribute,
+// Hash, HashKeys, HashWith and HashKeysWith; [KeyValue]'s Key, KeyBytes and
+// Value; [Value]'s Str, Text and AppendText; [HashVersion], [HashV1] and
+// [HashV2] together with the hash values they define (shard assignment
+// depends on them); [SplitResource], [Chunk] and [AppendRequest]; and the
+// errors [ErrMalformed], [ErrUnsupported], [ErrItemTooLarge] and
+// [ErrHashVersion].
+//
+// Experimental: the rest, notably [ScopeData] and [InstrumentationScope],
+// every item view (Span, LogRecord, Metric, the data points, Exemplar and
+// their parts), [Value]'s other accessors, the [ParseError] fields,
+// [NewValue], [NewResource], [NewScopeData] and [RequestSize].
 package otlpwire

@@ -364,8 +364,8 @@ func collectChunks(seq iter.Seq2[Chunk, error]) ([]Chunk, error) {
 func TestSplitMatchesPreviousImplementation(t *testing.T) {
 	limits := []int{60, 150, 400, 1200, 4096, 1 << 20}
 	compared, cut, tooLarge := 0, 0, 0
-	forEachCase(t, 2, func(t *testing.T, sig Signal, _ encoding, b []byte, _ decoded, _ []byte) {
-		for rd, err := range NewRequest(sig, b).Resources() {
+	for _, c := range testRequests(t, "case/") {
+		for rd, err := range NewRequest(c.sig, c.b).Resources() {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -374,14 +374,14 @@ func TestSplitMatchesPreviousImplementation(t *testing.T) {
 				got, gerr := collectChunks(SplitResource(rd, limit, scratch))
 				want, werr := collectChunks(refSplitResource(rd, limit, nil))
 				if !errors.Is(gerr, werr) && gerr != werr {
-					t.Fatalf("limit %d: error %v, previously %v", limit, gerr, werr)
+					t.Fatalf("%s: limit %d: error %v, previously %v", c.name, limit, gerr, werr)
 				}
 				if len(got) != len(want) {
-					t.Fatalf("limit %d: %d chunks, previously %d", limit, len(got), len(want))
+					t.Fatalf("%s: limit %d: %d chunks, previously %d", c.name, limit, len(got), len(want))
 				}
 				for i := range got {
 					if !bytes.Equal(got[i].Request, want[i].Request) || got[i].ItemCount != want[i].ItemCount {
-						t.Fatalf("limit %d: chunk %d differs", limit, i)
+						t.Fatalf("%s: limit %d: chunk %d differs", c.name, limit, i)
 					}
 				}
 				compared += len(got)
@@ -393,7 +393,7 @@ func TestSplitMatchesPreviousImplementation(t *testing.T) {
 				}
 			}
 		}
-	})
+	}
 	if compared == 0 || cut == 0 || tooLarge == 0 {
 		t.Fatalf("%d chunks compared, %d resources cut, %d too large: the cases do not exercise cutting", compared, cut, tooLarge)
 	}

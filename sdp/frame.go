@@ -1,18 +1,3 @@
-// Package sdp encodes and decodes the frames that otelcol-sdp exchanges with
-// its sidecar: the structs of otlp_frames.sdp in SDP (Serial Data Protocol)
-// message mode, byte for byte what SDP's generated Go, Rust, C++ and Swift
-// code writes and reads.
-//
-// A frame is a 10-byte header (magic "SDP", version '2', u16 type ID, u32
-// payload length, little-endian) followed by the byte-mode payload: the
-// struct's fields back to back in schema order. See README.md for the
-// contract and the guarantees.
-//
-// Encoding appends to a caller's buffer and allocates nothing when the
-// buffer has room. Decoding enforces the reference limits and rejects
-// anything a reference encoder would not have written, including trailing
-// bytes inside a payload, so every accepted frame re-encodes to the same
-// bytes.
 package sdp
 
 import (

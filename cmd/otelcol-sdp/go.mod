@@ -88,6 +88,8 @@ require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/internal/common v0.165.0 // indirect
 	github.com/open-telemetry/opentelemetry-collector-contrib/internal/healthcheck v0.165.0 // indirect
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/status v0.165.0 // indirect
+	github.com/otelcol-sdp/otelcol-sdp/otlpwire v0.1.0 // indirect
+	github.com/otelcol-sdp/otelcol-sdp/sdp v0.1.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/power-devops/perfstat v0.0.0-20260805114148-88456608a4f6 // indirect
@@ -196,6 +198,7 @@ require (
 	go.opentelemetry.io/proto/otlp v1.11.1 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.28.0 // indirect
+	go.uber.org/zap/exp v0.3.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
@@ -224,3 +227,7 @@ require (
 )
 
 replace github.com/otelcol-sdp/otelcol-sdp v0.1.0 => ../..
+
+replace github.com/otelcol-sdp/otelcol-sdp/otlpwire => ../../otlpwire
+
+replace github.com/otelcol-sdp/otelcol-sdp/sdp => ../../sdp

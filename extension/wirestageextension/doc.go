@@ -16,4 +16,4 @@
 // `validate`.
 package wirestageextension // import "github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension"
 
-//go:generate /tmp/mdg/mdatagen-v0.159.0 metadata.yaml
+//go:generate make -C ../.. generate-metadata

@@ -6,12 +6,14 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
@@ -91,7 +93,7 @@ func New(cfg Config) (*Sidecar, error) {
 		}
 		s.listeners = append(s.listeners, l)
 	}
-	s.server = &transport.Server{Handler: s, Logger: s.log, AckDelay: cfg.AckDelay,
+	s.server = &transport.Server{Handler: s, Logger: slog.New(zapslog.NewHandler(s.log.Core())), AckDelay: cfg.AckDelay,
 		MaxConns: cfg.MaxConns, HelloTimeout: cfg.HelloTimeout, IdleTimeout: cfg.IdleTimeout,
 		FrameTimeout: cfg.FrameTimeout, ReadBudget: cfg.ReadBudget}
 	return s, nil

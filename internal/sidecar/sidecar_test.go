@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
 	"go.uber.org/zap/zaptest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -139,7 +141,7 @@ func deliver(t *testing.T, endpoint string, shard uint32, payloads []payload) []
 	c, err := transport.NewClient(transport.ClientSettings{
 		Endpoint: endpoint, Sender: "test", Shard: shard, ShardCount: 2,
 		InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
-		Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
+		Logger: slog.New(zapslog.NewHandler(zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)).Core())),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -628,7 +630,7 @@ func TestAckStatusRetryMakesTheSenderSendAgain(t *testing.T) {
 	c, err := transport.NewClient(transport.ClientSettings{
 		Endpoint: eps[1], Sender: "test", Shard: 0, ShardCount: 1,
 		InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
-		Logger: zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel)),
+		Logger: slog.New(zapslog.NewHandler(zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel)).Core())),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.uber.org/zap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
@@ -45,7 +44,7 @@ func benchConsume(b *testing.B, clients int, waitForAck bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv := &transport.Server{Handler: accept, Logger: zap.NewNop()}
+		srv := &transport.Server{Handler: accept}
 		done := make(chan error, 1)
 		go func() { done <- srv.Serve(l) }()
 		b.Cleanup(func() {

@@ -6,4 +6,4 @@
 // of a large resource) to that shard's sidecar.
 package sdpshardprocessor // import "github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor"
 
-//go:generate /tmp/tools/bin/mdatagen metadata.yaml
+//go:generate make -C ../.. generate-metadata

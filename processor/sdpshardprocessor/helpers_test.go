@@ -143,7 +143,7 @@ func (s *sidecar) start() {
 		l, err = transport.Listen(s.endpoint)
 		require.NoError(s.t, err)
 	}
-	s.srv = &transport.Server{Handler: s.rec, Logger: zap.NewNop()}
+	s.srv = &transport.Server{Handler: s.rec}
 	s.done = make(chan error, 1)
 	srv := s.srv
 	go func() { s.done <- srv.Serve(l) }()

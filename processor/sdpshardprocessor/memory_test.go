@@ -15,7 +15,6 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.uber.org/zap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
@@ -51,7 +50,7 @@ func TestStalledShardHeapStaysWithinQueueBytes(t *testing.T) {
 	for i, endpoint := range endpoints {
 		l, err := transport.Listen(endpoint)
 		require.NoError(t, err)
-		srv := &transport.Server{Handler: handlers[i], Logger: zap.NewNop()}
+		srv := &transport.Server{Handler: handlers[i]}
 		done := make(chan error, 1)
 		go func() { done <- srv.Serve(l) }()
 		t.Cleanup(func() {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
@@ -147,7 +149,8 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 			WriteTimeout:   cfg.WriteTimeout,
 			AckTimeout:     cfg.AckTimeout,
 			TLS:            tlsConfig,
-			Logger:         ts.Logger, // the client adds its shard and endpoint
+			// The client adds its endpoint and shard to every line itself.
+			Logger: slog.New(zapslog.NewHandler(ts.Logger.Core())),
 		}
 	}
 	if cfg.hasResolver() {
@@ -167,7 +170,7 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 			// client stamps shard 0 on every frame it sends.
 			cs := clientSettings(m.Endpoint)
 			cs.Shard, cs.ShardCount = 0, 1
-			cs.Logger = ts.Logger.With(zap.String("member", m.ID))
+			cs.Logger = cs.Logger.With(slog.String("member", m.ID))
 			mo := obs.forMember(m.ID, m.Endpoint)
 			cs.Observer = mo
 			c, err := transport.NewClient(cs)

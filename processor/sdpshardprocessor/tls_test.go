@@ -21,7 +21,6 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configtls"
-	"go.uber.org/zap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
@@ -76,7 +75,7 @@ func startTLSSidecar(t *testing.T, endpoint string, cert tls.Certificate, rec *r
 	l, ok := reservedPorts.LoadAndDelete(endpoint)
 	require.True(t, ok)
 	tl := tls.NewListener(l.(net.Listener), &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
-	srv := &transport.Server{Handler: rec, Logger: zap.NewNop()}
+	srv := &transport.Server{Handler: rec}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(tl) }()
 	t.Cleanup(func() {

@@ -1,4 +1,4 @@
-//go:generate /tmp/tools/bin/mdatagen metadata.yaml
+//go:generate make -C ../.. generate-metadata
 
 // Package wirecountprocessor meters ingest per resource group: it counts
 // items (spans, metric data points, log records) and encoded OTLP bytes per

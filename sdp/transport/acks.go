@@ -7,11 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"slices"
 	"time"
-
-	"go.uber.org/zap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 )
@@ -119,10 +118,10 @@ func (c *Client) handleAck(ack *sdp.Ack, settled []*batch) ([]*batch, error) {
 	switch ack.Status {
 	case sdp.AckRetry:
 		if frames > 0 {
-			c.log.Debug("Sidecar asked to retry frames later", zap.Int("frames", frames), zap.String("detail", Truncate(ack.Detail)))
+			c.log.Debug("Sidecar asked to retry frames later", slog.Int("frames", frames), slog.String("detail", Truncate(ack.Detail)))
 		}
 	case sdp.AckRejected:
-		c.log.Warn("Sidecar rejected frames; they are not retried", zap.Int("frames", frames), zap.Int("items", items), zap.String("detail", Truncate(ack.Detail)))
+		c.log.Warn("Sidecar rejected frames; they are not retried", slog.Int("frames", frames), slog.Int("items", items), slog.String("detail", Truncate(ack.Detail)))
 	}
 	c.signal()
 	return settled, nil
@@ -164,8 +163,8 @@ func (c *Client) oversizedAck(in io.Reader, fse *sdp.FrameSizeError) error {
 	if pe, ok := c.obs.(ProtocolObserver); ok && frames > 0 {
 		pe.FramesFailed(c.set.Shard, frames, items)
 	}
-	c.log.Error("Sidecar sent an over-long Ack; the frames it covers are reported failed", zap.Int("frames", frames), zap.Int("items", items),
-		zap.Uint64("ack_bytes", fse.Size()), zap.Int("limit", sdp.MaxAckFrameSize), zap.Stringer("status", status))
+	c.log.Error("Sidecar sent an over-long Ack; the frames it covers are reported failed", slog.Int("frames", frames), slog.Int("items", items),
+		slog.Uint64("ack_bytes", fse.Size()), slog.Int("limit", sdp.MaxAckFrameSize), slog.String("status", status.String()))
 	callSettled(settled)
 	return fmt.Errorf("%w; %d frames it covers were reported failed", cause, frames)
 }

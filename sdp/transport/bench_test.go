@@ -2,13 +2,12 @@ package transport
 
 import (
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
-
-	"go.uber.org/zap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 )
@@ -47,7 +46,7 @@ func benchTransport(b *testing.B, network string, size, perSend, senders int) {
 	})}
 	go srv.Serve(l)
 	defer srv.Shutdown(b.Context())
-	c, err := NewClient(ClientSettings{Endpoint: endpoint, Shard: 1, ShardCount: 4, QueueBytes: 32 << 20, Logger: zap.NewNop()})
+	c, err := NewClient(ClientSettings{Endpoint: endpoint, Shard: 1, ShardCount: 4, QueueBytes: 32 << 20, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,11 +6,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
-
-	"go.uber.org/zap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 )
@@ -88,7 +87,7 @@ type ClientSettings struct {
 	AckTimeout time.Duration
 	// Logger receives connection changes, rejections and shutdown losses;
 	// nil logs nothing.
-	Logger *zap.Logger
+	Logger *slog.Logger
 	// Observer is told about frames, acks and connections; nil is allowed.
 	Observer Observer
 	// TLS, if not nil, makes the client speak TLS with this configuration
@@ -106,7 +105,7 @@ type Client struct {
 	network  string
 	address  string
 	hello    []byte
-	log      *zap.Logger
+	log      *slog.Logger
 	obs      Observer
 	ctx      context.Context // cancelled when the connection loop must stop
 	cancel   context.CancelFunc
@@ -210,9 +209,9 @@ func NewClient(s ClientSettings) (*Client, error) {
 		shutdown: make(chan struct{}),
 	}
 	if c.log == nil {
-		c.log = zap.NewNop()
+		c.log = slog.New(slog.DiscardHandler)
 	}
-	c.log = c.log.With(zap.String("endpoint", s.Endpoint), zap.Uint32("shard", s.Shard))
+	c.log = c.log.With(slog.String("endpoint", s.Endpoint), slog.Uint64("shard", uint64(s.Shard)))
 	if c.obs == nil {
 		c.obs = nopObserver{}
 	}
@@ -380,7 +379,7 @@ func (c *Client) Shutdown(ctx context.Context) error {
 	}
 	c.mu.Unlock()
 	c.obs.Undelivered(c.set.Shard, frames, items)
-	c.log.Error("Sidecar frames undelivered at shutdown", zap.Int("frames", frames), zap.Int("items", items), zap.Int("bytes", size))
+	c.log.Error("Sidecar frames undelivered at shutdown", slog.Int("frames", frames), slog.Int("items", items), slog.Int("bytes", size))
 	callSettled(settled)
 	return err
 }

@@ -11,11 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"slices"
 	"time"
-
-	"go.uber.org/zap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 )
@@ -44,7 +43,7 @@ func (c *Client) run() {
 			// Warned at once and then every so often while it lasts, so
 			// that a dead sidecar stays visible without flooding the log.
 			c.obs.Disconnected(c.set.Shard, err)
-			c.dialLog.warn(c.log, "Cannot connect to sidecar; retrying with backoff", zap.Error(err))
+			c.dialLog.warn(c.log, "Cannot connect to sidecar; retrying with backoff", slog.Any("error", err))
 			continue
 		}
 		c.dialLog.reset()
@@ -59,16 +58,16 @@ func (c *Client) run() {
 			// The sidecar is broken or hostile: back off further on every
 			// such connection instead of starting over, so that a sidecar
 			// that always answers the same way is not hammered.
-			c.log.Error("Sidecar broke the protocol; reconnecting with backoff", zap.Error(err), zap.Int("frames_to_send_again", lost))
+			c.log.Error("Sidecar broke the protocol; reconnecting with backoff", slog.Any("error", err), slog.Int("frames_to_send_again", lost))
 			if pe, ok := c.obs.(ProtocolObserver); ok {
 				pe.ProtocolError(c.set.Shard)
 			}
 			continue
 		case lost == 0 && errors.Is(err, io.EOF):
 			// Most likely the sidecar's idle timeout: nothing was lost.
-			c.log.Info("Sidecar closed the connection with nothing in flight; reconnecting", zap.Error(err))
+			c.log.Info("Sidecar closed the connection with nothing in flight; reconnecting", slog.Any("error", err))
 		default:
-			c.log.Warn("Sidecar connection lost; unacknowledged frames will be sent again", zap.Error(err), zap.Int("frames_to_send_again", lost))
+			c.log.Warn("Sidecar connection lost; unacknowledged frames will be sent again", slog.Any("error", err), slog.Int("frames_to_send_again", lost))
 		}
 		if healthy {
 			attempt = 0

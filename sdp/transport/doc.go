@@ -58,4 +58,18 @@
 // *tls.Config: server certificates, and optionally
 // tls.RequireAndVerifyClientCert with a CA pool so that only clients with a
 // certificate from that CA can deliver frames.
+//
+// # Stability
+//
+// Stable (used by otelcol-sdp's sdpshard processor and reference sidecar;
+// changed only with a deprecation first, recorded in the module's
+// CHANGELOG.md): [NewClient], [Client] with Start, Send and Shutdown,
+// [ClientSettings], [Frame], [Sent], [Observer]; [Server] with Serve,
+// Shutdown and Stats, [ServerStats], [Handler], [HandlerFunc], [Syncer];
+// [Listen], [ListenConfig], [ParseEndpoint]; [Truncate] and
+// [MaxLoggedPeerString]; the Default constants; the errors [ErrClosed],
+// [ErrQueueFull], [ErrRejected], [ErrUndelivered] and [ErrServerClosed].
+// Loggers are *slog.Logger, so that the package forces no logging library on
+// its users (the Collector's zap logger is adapted with zapslog).
+// Experimental: the rest.
 package transport

@@ -3,11 +3,10 @@ package transport
 import (
 	"bytes"
 	"io"
+	"log/slog"
 	"net"
 	"testing"
 	"time"
-
-	"go.uber.org/zap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 )
@@ -62,7 +61,7 @@ func FuzzServerStream(f *testing.F) {
 			return sdp.AckStatus(len(handled) % 3), "detail"
 		})}
 		conn := &streamConn{in: bytes.NewReader(stream)}
-		log := zap.NewNop()
+		log := slog.New(slog.DiscardHandler)
 		srv.serveFrames(conn, &log)
 		for i, fr := range handled {
 			if fr.Sequence != uint64(i+1) || fr.Shard != hello.Shard || fr.Signal < 1 || fr.Signal > 4 || hello.Shard >= hello.ShardCount {

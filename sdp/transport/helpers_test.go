@@ -3,14 +3,12 @@ package transport
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
-
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 )
@@ -202,7 +200,7 @@ func testSettings(t *testing.T, endpoint string, obs Observer) ClientSettings {
 		MaxBackoff:     50 * time.Millisecond,
 		WriteTimeout:   time.Second,
 		AckTimeout:     5 * time.Second,
-		Logger:         zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
+		Logger:         testLogger(t, slog.LevelWarn),
 		Observer:       obs,
 	}
 }

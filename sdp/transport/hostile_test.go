@@ -4,16 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"net"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 )
@@ -305,8 +302,8 @@ func TestFramesOfTheWrongShardOrSignalCloseTheConnection(t *testing.T) {
 func TestAtTheLimitAHelloTakesThePlaceOfAQuietConnectionOrIsRefused(t *testing.T) {
 	rec := newRecorder(nil)
 	l, endpoint := listen(t, "tcp")
-	core, logs := observer.New(zapcore.DebugLevel)
-	srv := &Server{Handler: rec, MaxConns: 3, HelloTimeout: time.Minute, Logger: zap.New(core), quietGrace: 300 * time.Millisecond}
+	logger, logs := observeLogs(slog.LevelDebug)
+	srv := &Server{Handler: rec, MaxConns: 3, HelloTimeout: time.Minute, Logger: logger, quietGrace: 300 * time.Millisecond}
 	serve(t, srv, l)
 	h := newHealthy(t, endpoint, rec)
 	h.send("before")
@@ -339,7 +336,7 @@ func TestAtTheLimitAHelloTakesThePlaceOfAQuietConnectionOrIsRefused(t *testing.T
 	}
 	h.send("during")
 	h.check()
-	warned := logs.FilterMessageSnippet("connection limit").FilterLevelExact(zapcore.WarnLevel).Len()
+	warned := logs.FilterMessageSnippet("connection limit").FilterLevelExact(slog.LevelWarn).Len()
 	if warned != 1 {
 		t.Errorf("%d warnings about the limit for 3 refusals, want 1 (rate-limited)", warned)
 	}
@@ -411,11 +408,11 @@ func TestIdleTimeoutClosesASilentConnection(t *testing.T) {
 }
 
 func TestPeerStringsAreTruncatedInLogsAndDetails(t *testing.T) {
-	core, logs := observer.New(zapcore.DebugLevel)
+	logger, logs := observeLogs(slog.LevelDebug)
 	long := strings.Repeat("é", 100_000) // 200,000 bytes
 	rec := newRecorder(func(string) (sdp.AckStatus, string) { return sdp.AckRejected, long + "\xff" })
 	l, endpoint := listen(t, "unix")
-	serve(t, &Server{Handler: rec, Logger: zap.New(core)}, l)
+	serve(t, &Server{Handler: rec, Logger: logger}, l)
 
 	hello := goodHello
 	hello.Sender = strings.Repeat("s", sdp.MaxHelloSenderSize)

@@ -1,13 +1,14 @@
 package transport
 
 import (
+	"context"
+	"log/slog"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
-
-	"go.uber.org/zap"
 )
 
 // MaxLoggedPeerString bounds a string that a peer chose (a Hello sender,
@@ -78,16 +79,23 @@ func (r *rateLimiter) reset() {
 	r.suppressed = 0
 }
 
-// warn logs msg as a warning when r allows it, else at debug level.
-func (r *rateLimiter) warn(log *zap.Logger, msg string, fields ...zap.Field) {
-	log = log.WithOptions(zap.AddCallerSkip(1)) // report the caller, not this helper
+// warn logs msg as a warning when r allows it, else at debug level. The
+// record names the caller of warn as its source, not warn.
+func (r *rateLimiter) warn(log *slog.Logger, msg string, attrs ...slog.Attr) {
 	ok, suppressed := r.allow(time.Now())
+	level := slog.LevelWarn
 	if !ok {
-		log.Debug(msg, fields...)
+		level = slog.LevelDebug
+	} else if suppressed > 0 {
+		attrs = append(attrs, slog.Int("similar_events_not_logged", suppressed))
+	}
+	ctx := context.Background()
+	if !log.Enabled(ctx, level) {
 		return
 	}
-	if suppressed > 0 {
-		fields = append(fields, zap.Int("similar_events_not_logged", suppressed))
-	}
-	log.Warn(msg, fields...)
+	var pcs [1]uintptr
+	runtime.Callers(2, pcs[:]) // skip runtime.Callers and warn
+	rec := slog.NewRecord(time.Now(), level, msg, pcs[0])
+	rec.AddAttrs(attrs...)
+	_ = log.Handler().Handle(ctx, rec)
 }

@@ -2,15 +2,12 @@ package transport
 
 import (
 	"errors"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 )
@@ -179,9 +176,9 @@ func TestIdleCloseIsQuietAndTheClientCarriesOn(t *testing.T) {
 	// before the connection idles out.
 	srv := &Server{Handler: rec, IdleTimeout: time.Second}
 	serve(t, srv, l)
-	core, logs := observer.New(zapcore.InfoLevel)
+	logger, logs := observeLogs(slog.LevelInfo)
 	s := testSettings(t, endpoint, nil)
-	s.Logger = zap.New(core)
+	s.Logger = logger
 	h := &healthy{t: t, c: startClient(t, s), rec: rec}
 	h.send("first")
 	eventually(t, 10*time.Second, "an idle close", func() bool { return srv.Stats().IdleTimeouts >= 1 })
@@ -191,23 +188,23 @@ func TestIdleCloseIsQuietAndTheClientCarriesOn(t *testing.T) {
 	eventually(t, 5*time.Second, "the idle close logged", func() bool {
 		return logs.FilterMessageSnippet("nothing in flight").Len() > 0
 	})
-	if n := logs.FilterLevelExact(zapcore.WarnLevel).Len(); n != 0 {
-		t.Errorf("%d warnings for an idle close: %v", n, logs.FilterLevelExact(zapcore.WarnLevel).All()[0].Message)
+	if n := logs.FilterLevelExact(slog.LevelWarn).Len(); n != 0 {
+		t.Errorf("%d warnings for an idle close: %v", n, logs.FilterLevelExact(slog.LevelWarn).All()[0].Message)
 	}
 	h.send("second")
 	h.check()
 }
 
 func TestDialFailuresAreWarnedRateLimited(t *testing.T) {
-	core, logs := observer.New(zapcore.DebugLevel)
+	logger, logs := observeLogs(slog.LevelDebug)
 	s := testSettings(t, "unix://"+t.TempDir()+"/nobody.sock", nil)
-	s.Logger = zap.New(core)
+	s.Logger = logger
 	c := startClient(t, s)
 	eventually(t, 5*time.Second, "several dial attempts", func() bool { return logs.FilterMessageSnippet("Cannot connect").Len() >= 5 })
 	if err := shutdownClient(t, c, 10*time.Millisecond); err != nil {
 		t.Error(err)
 	}
-	if n := logs.FilterMessageSnippet("Cannot connect").FilterLevelExact(zapcore.WarnLevel).Len(); n != 1 {
+	if n := logs.FilterMessageSnippet("Cannot connect").FilterLevelExact(slog.LevelWarn).Len(); n != 1 {
 		t.Errorf("%d warnings within the first 10 s of failures, want 1", n)
 	}
 }

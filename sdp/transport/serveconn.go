@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"time"
-
-	"go.uber.org/zap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 )
@@ -72,22 +71,22 @@ func (s *Server) serveConn(conn net.Conn) {
 		delete(s.conns, conn)
 		s.mu.Unlock()
 	}()
-	log := s.logger().With(zap.String("local", conn.LocalAddr().String()), zap.String("remote", conn.RemoteAddr().String()))
+	log := s.logger().With(slog.String("local", conn.LocalAddr().String()), slog.String("remote", conn.RemoteAddr().String()))
 	err := s.serveFrames(conn, &log)
 	if err == nil {
 		log.Debug("Sidecar connection ended by the client")
 		return
 	}
 	if s.isClosed() {
-		log.Debug("Sidecar connection closed by shutdown", zap.Error(err))
+		log.Debug("Sidecar connection closed by shutdown", slog.Any("error", err))
 		return
 	}
 	if errors.Is(err, errRefused) {
-		s.refusedLog.warn(log, "Refused a sidecar connection: the connection limit is reached", zap.Error(err))
+		s.refusedLog.warn(log, "Refused a sidecar connection: the connection limit is reached", slog.Any("error", err))
 		return
 	}
 	if !s.stillTracked(conn) {
-		s.refusedLog.warn(log, "Closed a sidecar connection to make room for another (connection limit or read budget)", zap.Error(err))
+		s.refusedLog.warn(log, "Closed a sidecar connection to make room for another (connection limit or read budget)", slog.Any("error", err))
 		return
 	}
 	var ce *connError
@@ -98,18 +97,18 @@ func (s *Server) serveConn(conn net.Conn) {
 	switch kind {
 	case connProtocol:
 		s.stats.protocolErrors.Add(1)
-		s.protocolLog.warn(log, "Closing sidecar connection: the peer broke the protocol", zap.Error(err))
+		s.protocolLog.warn(log, "Closing sidecar connection: the peer broke the protocol", slog.Any("error", err))
 	case connHelloTimeout:
 		s.stats.helloTimeouts.Add(1)
-		s.protocolLog.warn(log, "Closing sidecar connection: no Hello within the Hello timeout", zap.Error(err))
+		s.protocolLog.warn(log, "Closing sidecar connection: no Hello within the Hello timeout", slog.Any("error", err))
 	case connIdleTimeout:
 		s.stats.idleTimeouts.Add(1)
-		log.Info("Closing idle sidecar connection", zap.Error(err))
+		log.Info("Closing idle sidecar connection", slog.Any("error", err))
 	case connFrameTimeout:
 		s.stats.frameTimeouts.Add(1)
-		s.protocolLog.warn(log, "Closing sidecar connection: a frame did not arrive whole within the frame timeout", zap.Error(err))
+		s.protocolLog.warn(log, "Closing sidecar connection: a frame did not arrive whole within the frame timeout", slog.Any("error", err))
 	default:
-		s.failLog.warn(log, "Sidecar connection failed", zap.Error(err))
+		s.failLog.warn(log, "Sidecar connection failed", slog.Any("error", err))
 	}
 }
 
@@ -179,7 +178,7 @@ type pendingAck struct {
 
 // serveFrames runs the protocol on conn; nil means the client closed the
 // connection between frames.
-func (s *Server) serveFrames(conn net.Conn, log **zap.Logger) error {
+func (s *Server) serveFrames(conn net.Conn, log **slog.Logger) error {
 	if err := conn.SetReadDeadline(time.Now().Add(orDefault(s.HelloTimeout, DefaultHelloTimeout))); err != nil {
 		return err
 	}
@@ -193,8 +192,8 @@ func (s *Server) serveFrames(conn net.Conn, log **zap.Logger) error {
 	if err := s.helloRead(conn, orDefault(s.MaxConns, DefaultMaxConns)); err != nil {
 		return err
 	}
-	*log = (*log).With(zap.String("sender", Truncate(hello.Sender)), zap.Uint32("shard", hello.Shard))
-	(*log).Debug("Sidecar connection opened", zap.Uint32("shard_count", hello.ShardCount))
+	*log = (*log).With(slog.String("sender", Truncate(hello.Sender)), slog.Uint64("shard", uint64(hello.Shard)))
+	(*log).Debug("Sidecar connection opened", slog.Uint64("shard_count", uint64(hello.ShardCount)))
 
 	idle := orDefault(s.IdleTimeout, DefaultIdleTimeout)
 	writeTimeout := orDefault(s.AckWriteTimeout, DefaultAckWriteTimeout)
@@ -227,7 +226,7 @@ func (s *Server) serveFrames(conn net.Conn, log **zap.Logger) error {
 			if accepted {
 				if err := syncer.Sync(&hello); err != nil {
 					detail := "syncing accepted frames to stable storage failed: " + err.Error()
-					(*log).Warn("Sync failed; the frames are answered with retry", zap.Error(err))
+					(*log).Warn("Sync failed; the frames are answered with retry", slog.Any("error", err))
 					for i := range pending {
 						if pending[i].status == sdp.AckAccepted {
 							pending[i].status, pending[i].detail = sdp.AckRetry, detail
@@ -264,7 +263,7 @@ func (s *Server) serveFrames(conn net.Conn, log **zap.Logger) error {
 	// client does not send those frames again.
 	defer func() {
 		if err := flush(); err != nil {
-			(*log).Debug("Could not send the last Acks", zap.Error(err))
+			(*log).Debug("Could not send the last Acks", slog.Any("error", err))
 		}
 	}()
 

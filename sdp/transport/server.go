@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"go.uber.org/zap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 )
@@ -80,7 +79,7 @@ type Server struct {
 	// Logger receives connection events and protocol errors; nil logs
 	// nothing. Warnings caused by peers are rate-limited, and strings a
 	// peer chose are cut to MaxLoggedPeerString bytes.
-	Logger *zap.Logger
+	Logger *slog.Logger
 	// MaxFrameBytes bounds a frame, header included; zero means
 	// sdp.DefaultMaxFrameSize, enough for the largest ResourceFrame.
 	MaxFrameBytes int
@@ -211,9 +210,9 @@ func (s *Server) initLocked() {
 	}
 }
 
-func (s *Server) logger() *zap.Logger {
+func (s *Server) logger() *slog.Logger {
 	if s.Logger == nil {
-		return zap.NewNop()
+		return slog.New(slog.DiscardHandler)
 	}
 	return s.Logger
 }
@@ -272,7 +271,7 @@ func (s *Server) Serve(l net.Listener) error {
 			}
 			// Out of file descriptors and the like: wait, then carry on.
 			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
-			s.logger().Warn("Accepting a sidecar connection failed; retrying", zap.Error(err), zap.Duration("pause", pause))
+			s.logger().Warn("Accepting a sidecar connection failed; retrying", slog.Any("error", err), slog.Duration("pause", pause))
 			t := time.NewTimer(pause)
 			select {
 			case <-t.C:
@@ -296,7 +295,7 @@ func (s *Server) Serve(l net.Listener) error {
 			conn.Close()
 			s.stats.refused.Add(1)
 			s.refusedLog.warn(s.logger(), "Refused a sidecar connection: the connection limit is reached",
-				zap.Int("max_conns", maxConns), zap.String("remote", conn.RemoteAddr().String()))
+				slog.Int("max_conns", maxConns), slog.String("remote", conn.RemoteAddr().String()))
 			continue
 		}
 		st := &connState{accepted: time.Now()}

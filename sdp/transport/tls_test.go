@@ -8,15 +8,12 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
+	"log/slog"
 	"math/big"
 	"net"
 	"strings"
 	"testing"
 	"time"
-
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest/observer"
 )
 
 // testPKI is a CA and certificates it signed, made in memory.
@@ -92,15 +89,15 @@ func (p *testPKI) clientTLS(withCert bool) *tls.Config {
 }
 
 // tlsServer serves TLS on a fresh tcp endpoint.
-func tlsServer(t *testing.T, cfg *tls.Config) (*Server, *recorder, *observer.ObservedLogs, string) {
+func tlsServer(t *testing.T, cfg *tls.Config) (*Server, *recorder, *observedLogs, string) {
 	t.Helper()
 	l, err := ListenConfig{TLS: cfg}.Listen("tcp://127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	core, logs := observer.New(zapcore.DebugLevel)
+	logger, logs := observeLogs(slog.LevelDebug)
 	rec := newRecorder(nil)
-	srv := &Server{Handler: rec, Logger: zap.New(core)}
+	srv := &Server{Handler: rec, Logger: logger}
 	serve(t, srv, l)
 	return srv, rec, logs, "tcp://" + l.Addr().String()
 }

@@ -229,3 +229,48 @@ func assertStatic(t *testing.T, bin string) {
 		}
 	}
 }
+
+// TestDockerfileCopiesReplacedModulesBeforeDownloading keeps the build
+// stage's first `go mod download` working in a real build, where only the
+// files copied so far exist (the test above runs the RUN lines in the full
+// tree): the go.mod of every module a go.mod replaces with a directory of the
+// repository must be copied before the first RUN.
+func TestDockerfileCopiesReplacedModulesBeforeDownloading(t *testing.T) {
+	root := testbin.RepoRoot(t)
+	build := parseDockerfile(t, filepath.Join(root, "Dockerfile"))[0]
+	copied := map[string]bool{}
+	for _, in := range build.instructions {
+		if in.keyword == "RUN" {
+			break
+		}
+		if in.keyword == "COPY" {
+			fields := strings.Fields(in.args)
+			for _, src := range fields[:len(fields)-1] {
+				copied[filepath.Clean(src)] = true
+			}
+		}
+	}
+	for _, gomod := range []string{"go.mod", "cmd/otelcol-sdp/go.mod"} {
+		if !copied[gomod] {
+			t.Errorf("the build stage does not copy %s before its first RUN", gomod)
+		}
+		b, err := os.ReadFile(filepath.Join(root, gomod))
+		if err != nil {
+			t.Fatal(err)
+		}
+		replaces := 0
+		for _, line := range strings.Split(string(b), "\n") {
+			_, target, ok := strings.Cut(line, "=>")
+			if fields := strings.Fields(target); ok && len(fields) == 1 && strings.HasPrefix(fields[0], ".") {
+				replaces++
+				dir := filepath.Join(filepath.Dir(gomod), fields[0])
+				if want := filepath.Join(dir, "go.mod"); !copied[want] {
+					t.Errorf("%s replaces a module with %s, but the build stage does not copy %s before its first RUN", gomod, fields[0], want)
+				}
+			}
+		}
+		if gomod == "go.mod" && replaces == 0 {
+			t.Error("go.mod replaces no module with a directory: the libraries are expected as nested modules")
+		}
+	}
+}

@@ -16,7 +16,7 @@ import (
 // go.sum after its `go mod tidy`); all of them are committed.
 var generatedFiles = []string{"components.go", "go.mod", "go.sum", "main.go", "main_others.go", "main_windows.go"}
 
-// TestGeneratedSourcesAreUpToDate runs `make generate` (ocb, then gofmt) in
+// TestGeneratedSourcesAreUpToDate runs `make generate-distribution` (ocb, gofmt, SPDX lines) in
 // a copy of the tree and fails on any difference from cmd/otelcol-sdp: a
 // change to builder-config.yaml or to the root module's requirements must
 // be followed by `make generate` and committed with it.
@@ -28,7 +28,7 @@ func TestGeneratedSourcesAreUpToDate(t *testing.T) {
 		os.Remove(filepath.Join(tree, "cmd", "otelcol-sdp", name))
 	}
 	// OCB_STAMP= : use the given ocb instead of installing one in the copy.
-	testbin.Run(t, tree, nil, "make", "--no-print-directory", "generate", "OCB="+ocb, "OCB_STAMP=")
+	testbin.Run(t, tree, nil, "make", "--no-print-directory", "generate-distribution", "OCB="+ocb, "OCB_STAMP=")
 
 	committed := filepath.Join(root, "cmd", "otelcol-sdp")
 	regenerated := filepath.Join(tree, "cmd", "otelcol-sdp")

@@ -1,8 +1,9 @@
-package otlpwire
+package wirediff
 
 import (
 	"errors"
 	"fmt"
+	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"slices"
 	"testing"
 

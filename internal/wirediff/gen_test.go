@@ -1,4 +1,4 @@
-package otlpwire
+package wirediff
 
 import (
 	"encoding/binary"

@@ -1,7 +1,8 @@
-package otlpwire
+package wirediff
 
 import (
 	"errors"
+	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"math"
 	"slices"
 	"testing"
@@ -77,7 +78,7 @@ func TestItemViewsMalformed(t *testing.T) {
 		name   string
 		span   []byte
 		read   func(Span) error
-		reason error
+		reason reason
 	}{
 		{"name as varint", varintField(5, 1), nil, errWireType},
 		{"flags as varint", varintField(16, 1), nil, errWireType},
@@ -141,7 +142,7 @@ func TestItemViewsMalformed(t *testing.T) {
 		name   string
 		b      []byte
 		read   func(Metric) error
-		reason error
+		reason reason
 	}{
 		{"gauge as varint", wrapItem(varintField(5, 1)), func(m Metric) error { _, err := m.Type(); return err }, errWireType},
 		{"sum temporality as LEN", wrapMetric(7, bytesField(2, 1)),
@@ -245,9 +246,9 @@ func TestItemViewsMalformed(t *testing.T) {
 	})
 }
 
-func checkParseError(t *testing.T, err, reason error) {
+func checkParseError(t *testing.T, err error, reason reason) {
 	t.Helper()
-	if !errors.Is(err, ErrMalformed) || !errors.Is(err, reason) {
+	if !errors.Is(err, ErrMalformed) || !hasReason(err, reason) {
 		t.Fatalf("err = %v, want ErrMalformed and %v", err, reason)
 	}
 	var pe *ParseError

@@ -1,8 +1,9 @@
-package otlpwire
+package wirediff
 
 import (
 	"encoding/hex"
 	"errors"
+	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"math"
 	"testing"
 
@@ -190,14 +191,4 @@ func pdataAttribute(t *testing.T, set func(pcommon.Value)) pcommon.Value {
 	}
 	v, _ := back.Traces().ResourceSpans().At(0).Resource().Attributes().Get("a")
 	return v
-}
-
-func TestKVListFixtureText(t *testing.T) {
-	v, err := NewValue(kvlistValue)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := v.Text(nil); err != nil || string(got) != `{"a":null,"b":[1,"x"]}` {
-		t.Fatalf("Text = %s, %v", got, err)
-	}
 }

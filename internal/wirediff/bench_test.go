@@ -1,7 +1,8 @@
-package otlpwire
+package wirediff
 
 import (
 	"fmt"
+	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"

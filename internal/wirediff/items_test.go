@@ -1,6 +1,7 @@
-package otlpwire
+package wirediff
 
 import (
+	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"iter"
 	"math"
 	"testing"

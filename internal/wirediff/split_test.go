@@ -1,7 +1,8 @@
-package otlpwire
+package wirediff
 
 import (
 	"errors"
+	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"slices"
 	"testing"
 

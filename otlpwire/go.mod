@@ -1,0 +1,3 @@
+module github.com/otelcol-sdp/otelcol-sdp/otlpwire
+
+go 1.26
