@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Image with the otelcol-sdp Collector and the reference SDP sidecar.
 #
 #   docker build -t otelcol-sdp:dev .

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # otelcol-sdp: build, test and demo the distribution.
 #
 # The two commands a new user needs are `make demo` and `make test`. Every Go

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package otlpwire
 
 // Counting walks the containers down to the items and validates every level

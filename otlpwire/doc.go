@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package otlpwire reads, counts, hashes and splits OTLP requests directly on
 // their protobuf bytes, without building pdata.
 //

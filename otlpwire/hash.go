@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package otlpwire
 
 // HashV1, the routing hash of Resource.Hash and Resource.HashKeys, is

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package otlpwire
 
 // Wire-type expectations for the known fields of each message. A field whose

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package wirebench measures otlpwire side by side with hand-written
 // reference walks of each operation and with pdata, on identical payloads.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command sdp-demo runs the otelcol-sdp demo (`make demo`): two reference
 // sidecars and the Collector with examples/gateway.yaml, traces, metrics and
 // logs sent with telemetrygen over gRPC and HTTP, and a report of the items

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command sdp-sidecar is the reference sidecar of otelcol-sdp: it receives
 // SDP ResourceFrames over unix sockets or TCP and counts them, writes their
 // OTLP payloads to files or forwards them to an OTLP/gRPC server. See

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 //go:build !race
 
 // The race detector makes sync.Pool drop pooled values at random, so the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package wirestageextension runs the request-bytes stages of the project's
 // processors inside the otlp receiver, before the receiver decodes a request.
 //

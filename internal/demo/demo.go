@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package demo runs the otelcol-sdp distribution end to end: it starts
 // reference sidecars and the Collector, sends traces, metrics and logs with
 // telemetrygen over gRPC and HTTP, and reports how many items were sent,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package shard maps routing keys to shards and turns OTLP requests into the
 // per-shard SDP frames that carry them.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package shard
 
 // jumpMultiplier is the 64-bit linear congruential generator multiplier used

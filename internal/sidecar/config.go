@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sidecar is the body of the reference sidecar, cmd/sdp-sidecar: it
 // serves the SDP transport on one or more endpoints and counts, stores or
 // forwards the OTLP payloads it receives.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sdpshardprocessor shards telemetry by resource across SDP sidecars.
 //
 // For each batch it marshals the OTLP request once, splits it by resource on

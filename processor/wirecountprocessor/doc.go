@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 //go:generate make -C ../.. generate-metadata
 
 // Package wirecountprocessor meters ingest per resource group: it counts

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package transport
 
 // The connection side of the client: dialing, the Hello, the writer that

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package transport carries SDP frames between otelcol-sdp and its sidecars.
 //
 // A [Client] owns one shard's connection: it opens every connection with a

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package transport
 
 // fifo is a queue of held frames. Popped slots are cleared so that settled

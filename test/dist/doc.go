@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package dist checks how the distribution is built and shipped: the
 // committed ocb output equals what ocb generates from builder-config.yaml,
 // the Dockerfile builds the same binaries as the Makefile, the Helm values'

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package e2e runs the built otelcol-sdp distribution and reference sidecar:
 // items sent over gRPC and HTTP for each signal must equal the items counted
 // by the wirecount processor and received by the sidecars; `validate` must

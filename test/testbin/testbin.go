@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package testbin gives the end-to-end and distribution tests (build tag
 // e2e) the binaries and tools they run. `make test` builds them and passes
 // their paths in environment variables; a test run without them fails with

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command benchchart turns `go test -bench` output into PNG charts and
 // Markdown tables, using medians over every run of each benchmark (several
 // -count runs or interleaved rounds appended to one file).

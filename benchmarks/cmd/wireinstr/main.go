@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command wireinstr runs one wirebench operation n times on one generated
 // request, for counting instructions under valgrind's cachegrind, which
 // (unlike wall-clock time on a shared machine) repeats to within about 2%:

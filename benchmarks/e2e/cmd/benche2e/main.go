@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command benche2e is the end-to-end benchmark of otelcol-sdp: it starts each
 // system under test (a Collector configuration in benchmarks/e2e/configs,
 // with its sidecars and an OTLP sink), drives it with pre-marshalled OTLP
