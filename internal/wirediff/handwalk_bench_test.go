@@ -9,14 +9,16 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// Floors: minimal hand-written protowire walks that do the least work an
+// Hand walks: minimal hand-written protowire walks that do the least work an
 // operation needs (tags and lengths only, no validation beyond what
-// protowire does to stay in bounds), to measure otlpwire against. The
-// side-by-side suite with pdata and other libraries lives in benchmarks/.
+// protowire does to stay in bounds), to measure otlpwire against. They were
+// called floors until otlpwire, which validates more, ran at or below them:
+// they are references, not lower bounds. The side-by-side suite with pdata
+// lives in benchmarks/.
 
-// floorFields calls fn for every LEN field of b; it returns false on a
+// handFields calls fn for every LEN field of b; it returns false on a
 // framing error.
-func floorFields(b []byte, fn func(num protowire.Number, v []byte)) bool {
+func handFields(b []byte, fn func(num protowire.Number, v []byte)) bool {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -41,19 +43,19 @@ func floorFields(b []byte, fn func(num protowire.Number, v []byte)) bool {
 	return true
 }
 
-// floorCount counts items: request, resource, scope (and for metrics,
+// handCount counts items: request, resource, scope (and for metrics,
 // metric and data message) levels, field 2 scopes only.
-func floorCount(sig Signal, b []byte) int {
+func handCount(sig Signal, b []byte) int {
 	n := 0
-	floorFields(b, func(num protowire.Number, rs []byte) {
+	handFields(b, func(num protowire.Number, rs []byte) {
 		if num != 1 {
 			return
 		}
-		floorFields(rs, func(num protowire.Number, ss []byte) {
+		handFields(rs, func(num protowire.Number, ss []byte) {
 			if num != 2 {
 				return
 			}
-			floorFields(ss, func(num protowire.Number, item []byte) {
+			handFields(ss, func(num protowire.Number, item []byte) {
 				if num != 2 {
 					return
 				}
@@ -62,12 +64,12 @@ func floorCount(sig Signal, b []byte) int {
 					return
 				}
 				points := 0
-				floorFields(item, func(num protowire.Number, data []byte) {
+				handFields(item, func(num protowire.Number, data []byte) {
 					if !isMetricData(num) {
 						return
 					}
 					points = 0
-					floorFields(data, func(num protowire.Number, _ []byte) {
+					handFields(data, func(num protowire.Number, _ []byte) {
 						if num == 1 {
 							points++
 						}
@@ -80,10 +82,10 @@ func floorCount(sig Signal, b []byte) int {
 	return n
 }
 
-// floorResources visits the request's resource fields.
-func floorResources(b []byte) int {
+// handResources visits the request's resource fields.
+func handResources(b []byte) int {
 	n := 0
-	floorFields(b, func(num protowire.Number, _ []byte) {
+	handFields(b, func(num protowire.Number, _ []byte) {
 		if num == 1 {
 			n++
 		}
@@ -91,26 +93,26 @@ func floorResources(b []byte) int {
 	return n
 }
 
-// floorLookup finds, in one pass per resource, the string value of the
+// handLookup finds, in one pass per resource, the string value of the
 // first resource attribute named key, and counts the resources having it.
-func floorLookup(b []byte, key string) int {
+func handLookup(b []byte, key string) int {
 	found := 0
-	floorFields(b, func(num protowire.Number, rs []byte) {
+	handFields(b, func(num protowire.Number, rs []byte) {
 		if num != 1 {
 			return
 		}
 		var val []byte
 		ok := false
-		floorFields(rs, func(num protowire.Number, res []byte) {
+		handFields(rs, func(num protowire.Number, res []byte) {
 			if num != 1 || ok {
 				return
 			}
-			floorFields(res, func(num protowire.Number, kv []byte) {
+			handFields(res, func(num protowire.Number, kv []byte) {
 				if num != 1 || ok {
 					return
 				}
 				var k, v []byte
-				floorFields(kv, func(num protowire.Number, f []byte) {
+				handFields(kv, func(num protowire.Number, f []byte) {
 					switch num {
 					case 1:
 						k = f
@@ -120,7 +122,7 @@ func floorLookup(b []byte, key string) int {
 				})
 				if string(k) == key {
 					ok = true
-					floorFields(v, func(num protowire.Number, s []byte) {
+					handFields(v, func(num protowire.Number, s []byte) {
 						if num == 1 {
 							val = s
 						}
@@ -135,9 +137,9 @@ func floorLookup(b []byte, key string) int {
 	return found
 }
 
-const floorKey = "attribute.9" // the last resource attribute of the fixture
+const handKey = "attribute.9" // the last resource attribute of the fixture
 
-func BenchmarkFloor(b *testing.B) {
+func BenchmarkHandWalk(b *testing.B) {
 	for _, sig := range signals {
 		fx := benchFixture(sig)
 		req := NewRequest(sig, fx)
@@ -150,10 +152,10 @@ func BenchmarkFloor(b *testing.B) {
 				}
 			}
 		})
-		b.Run(sig.String()+"/count/floor", func(b *testing.B) {
+		b.Run(sig.String()+"/count/handwalk", func(b *testing.B) {
 			b.SetBytes(int64(len(fx)))
 			for b.Loop() {
-				if n := floorCount(sig, fx); n != want {
+				if n := handCount(sig, fx); n != want {
 					b.Fatal(n)
 				}
 			}
@@ -172,9 +174,9 @@ func BenchmarkFloor(b *testing.B) {
 				}
 			}
 		})
-		b.Run(sig.String()+"/resources/floor", func(b *testing.B) {
+		b.Run(sig.String()+"/resources/handwalk", func(b *testing.B) {
 			for b.Loop() {
-				if n := floorResources(fx); n != benchResources {
+				if n := handResources(fx); n != benchResources {
 					b.Fatal(n)
 				}
 			}
@@ -190,7 +192,7 @@ func BenchmarkFloor(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if v, ok, err := res.Attribute(floorKey); err != nil || !ok || len(v.Bytes()) == 0 {
+					if v, ok, err := res.Attribute(handKey); err != nil || !ok || len(v.Bytes()) == 0 {
 						b.Fatal(ok, err)
 					}
 					n++
@@ -200,9 +202,9 @@ func BenchmarkFloor(b *testing.B) {
 				}
 			}
 		})
-		b.Run(sig.String()+"/lookup/floor", func(b *testing.B) {
+		b.Run(sig.String()+"/lookup/handwalk", func(b *testing.B) {
 			for b.Loop() {
-				if n := floorLookup(fx, floorKey); n != benchResources {
+				if n := handLookup(fx, handKey); n != benchResources {
 					b.Fatal(n)
 				}
 			}
