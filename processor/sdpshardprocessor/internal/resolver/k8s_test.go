@@ -20,64 +20,54 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/watch"
-	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
-// fakeCluster holds EndpointSlices in client-go's object tracker, the
-// store behind its fake clientset, and serves them as an
-// EndpointSliceSource. failList, when set, fails every list.
+// fakeCluster holds EndpointSlices in client-go's fake clientset and serves
+// them as an EndpointSliceSource through its typed discovery/v1 client, as
+// the resolver's own REST client serves a real API server's. failList, when
+// set, fails every list.
 type fakeCluster struct {
-	tracker  clienttesting.ObjectTracker
-	failList atomic.Pointer[error]
+	clientset *fake.Clientset
+	failList  atomic.Pointer[error]
 }
-
-var endpointSlicesResource = discoveryv1.SchemeGroupVersion.WithResource("endpointslices")
 
 func newFakeCluster(t *testing.T, objects ...runtime.Object) *fakeCluster {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	require.NoError(t, discoveryv1.AddToScheme(scheme))
-	tracker := clienttesting.NewObjectTracker(scheme, serializer.NewCodecFactory(scheme).UniversalDecoder())
-	for _, obj := range objects {
-		require.NoError(t, tracker.Add(obj))
-	}
-	return &fakeCluster{tracker: tracker}
+	return &fakeCluster{clientset: fake.NewClientset(objects...)}
 }
 
-func (c *fakeCluster) List(_ context.Context, namespace string, opts metav1.ListOptions) (*discoveryv1.EndpointSliceList, error) {
+func (c *fakeCluster) List(ctx context.Context, namespace string, opts metav1.ListOptions) (*discoveryv1.EndpointSliceList, error) {
 	if err := c.failList.Load(); err != nil {
 		return nil, *err
 	}
-	obj, err := c.tracker.List(endpointSlicesResource, discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"), namespace, opts)
-	if err != nil {
-		return nil, err
-	}
-	return obj.(*discoveryv1.EndpointSliceList), nil
+	return c.clientset.DiscoveryV1().EndpointSlices(namespace).List(ctx, opts)
 }
 
-func (c *fakeCluster) Watch(_ context.Context, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
-	return c.tracker.Watch(endpointSlicesResource, namespace, opts)
+func (c *fakeCluster) Watch(ctx context.Context, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
+	return c.clientset.DiscoveryV1().EndpointSlices(namespace).Watch(ctx, opts)
 }
 
 // IsWatchListSemanticsUnSupported tells the informer, as the fake
-// clientset does, that the tracker cannot stream an initial list.
+// clientset's own informers are told, that it cannot stream an initial list.
 func (*fakeCluster) IsWatchListSemanticsUnSupported() bool { return true }
 
 func (c *fakeCluster) create(t *testing.T, slice *discoveryv1.EndpointSlice) {
 	t.Helper()
-	require.NoError(t, c.tracker.Create(endpointSlicesResource, slice, slice.Namespace))
+	_, err := c.clientset.DiscoveryV1().EndpointSlices(slice.Namespace).Create(context.Background(), slice, metav1.CreateOptions{})
+	require.NoError(t, err)
 }
 
 func (c *fakeCluster) update(t *testing.T, slice *discoveryv1.EndpointSlice) {
 	t.Helper()
-	require.NoError(t, c.tracker.Update(endpointSlicesResource, slice, slice.Namespace))
+	_, err := c.clientset.DiscoveryV1().EndpointSlices(slice.Namespace).Update(context.Background(), slice, metav1.UpdateOptions{})
+	require.NoError(t, err)
 }
 
 func (c *fakeCluster) delete(t *testing.T, namespace, name string) {
 	t.Helper()
-	require.NoError(t, c.tracker.Delete(endpointSlicesResource, namespace, name))
+	require.NoError(t, c.clientset.DiscoveryV1().EndpointSlices(namespace).Delete(context.Background(), name, metav1.DeleteOptions{}))
 }
 
 // endpoint describes one EndpointSlice endpoint of a test.
