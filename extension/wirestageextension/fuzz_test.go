@@ -24,30 +24,9 @@ func FuzzRun(f *testing.F) {
 	f.Add(valid[:len(valid)-3], uint64(1))
 	f.Add([]byte{0x0a, 0x05, 0x01}, uint64(1))
 	f.Add([]byte{}, uint64(1))
-	w, err := newWireStage(settingsFor(f), &Config{Stages: []component.ID{stageID}, DivertAllPipelines: true, RetryAfter: time.Second})
-	if err != nil {
-		f.Fatal(err)
-	}
-	var mask uint64
-	stage := StageFunc(func(_ context.Context, req otlpwire.Request) (Result, error) {
-		var keep []int
-		i := 0
-		for _, err := range req.Resources() {
-			if err != nil {
-				return Result{}, err
-			}
-			if mask&(1<<(i%64)) != 0 {
-				keep = append(keep, i)
-			}
-			i++
-		}
-		return Result{Divert: true, Keep: keep}, nil
-	})
-	if _, err := w.register(stageID, otlpwire.SignalTraces, stage, true); err != nil {
-		f.Fatal(err)
-	}
+	w, mask := newMaskStage(f)
 	f.Fuzz(func(t *testing.T, body []byte, m uint64) {
-		mask = m
+		*mask = m
 		in := append([]byte(nil), body...)
 		res := w.run(context.Background(), otlpwire.SignalTraces, body, &call{})
 		if !bytes.Equal(body, in) {
@@ -77,4 +56,33 @@ func FuzzRun(f *testing.F) {
 			t.Fatalf("kept %x, want %x", res.body, want)
 		}
 	})
+}
+
+// newMaskStage is a wirestage extension with one diverting traces stage that
+// keeps the resources whose bit is set in *mask (bit i mod 64 for resource
+// i), for the fuzz targets to drive.
+func newMaskStage(f *testing.F) (*wireStage, *uint64) {
+	w, err := newWireStage(settingsFor(f), &Config{Stages: []component.ID{stageID}, DivertAllPipelines: true, RetryAfter: time.Second})
+	if err != nil {
+		f.Fatal(err)
+	}
+	mask := new(uint64)
+	stage := StageFunc(func(_ context.Context, req otlpwire.Request) (Result, error) {
+		var keep []int
+		i := 0
+		for _, err := range req.Resources() {
+			if err != nil {
+				return Result{}, err
+			}
+			if *mask&(1<<(i%64)) != 0 {
+				keep = append(keep, i)
+			}
+			i++
+		}
+		return Result{Divert: true, Keep: keep}, nil
+	})
+	if _, err := w.register(stageID, otlpwire.SignalTraces, stage, true); err != nil {
+		f.Fatal(err)
+	}
+	return w, mask
 }

@@ -6,9 +6,7 @@ import (
 	"bytes"
 	"context"
 	"testing"
-	"time"
 
-	"go.opentelemetry.io/collector/component"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/stats"
@@ -41,28 +39,7 @@ func FuzzGRPCHandoff(f *testing.F) {
 	f.Add([]byte{0x0a, 0x05, 0x01}, uint16(1), uint8(rpcOneMessage), uint64(1))
 	f.Add([]byte{}, uint16(0), uint8(rpcOneMessage), uint64(1))
 
-	w, err := newWireStage(settingsFor(f), &Config{Stages: []component.ID{stageID}, DivertAllPipelines: true, RetryAfter: time.Second})
-	if err != nil {
-		f.Fatal(err)
-	}
-	var mask uint64
-	stage := StageFunc(func(_ context.Context, req otlpwire.Request) (Result, error) {
-		var keep []int
-		i := 0
-		for _, err := range req.Resources() {
-			if err != nil {
-				return Result{}, err
-			}
-			if mask&(1<<(i%64)) != 0 {
-				keep = append(keep, i)
-			}
-			i++
-		}
-		return Result{Divert: true, Keep: keep}, nil
-	})
-	if _, err := w.register(stageID, otlpwire.SignalTraces, stage, true); err != nil {
-		f.Fatal(err)
-	}
+	w, mask := newMaskStage(f)
 	g, err := w.newGRPCStage(context.Background())
 	if err != nil {
 		f.Fatal(err)
@@ -70,7 +47,7 @@ func FuzzGRPCHandoff(f *testing.F) {
 	info := &grpc.UnaryServerInfo{FullMethod: methodTraces}
 
 	f.Fuzz(func(t *testing.T, body []byte, split uint16, mode uint8, m uint64) {
-		mask = m
+		*mask = m
 		ctx := g.TagRPC(context.Background(), &stats.RPCTagInfo{FullMethodName: methodTraces})
 		msg := reflectNew(g.types[otlpwire.SignalTraces-1])
 		if err := unmarshalReceived(g, body, int(split), msg); err != nil {
