@@ -165,9 +165,7 @@ func (cfg *Config) Validate() error {
 		if len(cfg.Endpoints) > 0 {
 			errs = append(errs, errors.New("endpoints: not allowed with resolver; list a fixed fleet in one of them only (resolver::static::endpoints or endpoints)"))
 		}
-		if err := cfg.Resolver.Get().Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("resolver: %w", err))
-		}
+		// confmap.Validate validates the resolver block itself, naming it.
 	case len(cfg.Endpoints) == 0:
 		errs = append(errs, errors.New("endpoints: at least one endpoint (one per shard) is required, or a resolver"))
 	}

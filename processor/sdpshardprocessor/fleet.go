@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -87,9 +88,14 @@ type fleetManager struct {
 	stop    chan struct{}
 	done    chan struct{}
 	running bool // run was started and not stopped; owned by start and shutdown
+	// drain bounds, once stop is closed, how long run keeps placing
+	// orphans; set by shutdown before it closes stop.
+	drain context.Context
 
-	// orphans are owned by run.
-	orphans []orphan
+	// orphans are owned by run; orphanBytes is their size, read by the
+	// request path, which refuses new batches while any wait.
+	orphans     []orphan
+	orphanBytes atomic.Int64
 }
 
 // memberClient is a new member's client with its metric attributes and what
@@ -142,8 +148,9 @@ func (fm *fleetManager) update(members []member) {
 }
 
 // shutdown stops the resolver, then run. Frames taken back from members
-// that left and not placed yet are settled as undelivered: the Collector
-// stops, and the clients that could take them are shutting down too.
+// that left keep being placed with their new owners until ctx ends (the
+// clients' own shutdown then flushes them); what is still not placed is
+// settled as undelivered.
 func (fm *fleetManager) shutdown(ctx context.Context) {
 	if !fm.running {
 		return
@@ -152,6 +159,7 @@ func (fm *fleetManager) shutdown(ctx context.Context) {
 	if err := fm.source.Shutdown(ctx); err != nil {
 		fm.set.logger.Warn("Shutting down the resolver", zap.Error(err))
 	}
+	fm.drain = ctx
 	close(fm.stop)
 	<-fm.done
 }
@@ -164,7 +172,7 @@ func (fm *fleetManager) run() {
 	for {
 		select {
 		case <-fm.stop:
-			fm.abandonOrphans()
+			fm.drainOrphans()
 			return
 		case <-fm.kick:
 		case <-timer.C:
@@ -239,6 +247,7 @@ func (fm *fleetManager) apply(members []member) {
 	for i, j := range leaving {
 		for _, h := range old.clients[j].CloseAndTake() {
 			fm.orphans = append(fm.orphans, orphan{held: h, from: removed[i]})
+			fm.orphanBytes.Add(int64(len(h.Frame.Bytes)))
 			taken++
 		}
 		// The client has stopped: it reports nothing more.
@@ -277,6 +286,7 @@ func (fm *fleetManager) placeOrphans() bool {
 			rest = append(rest, o)
 			continue
 		}
+		fm.orphanBytes.Add(-int64(len(o.held.Frame.Bytes)))
 		placed++
 	}
 	clear(fm.orphans[len(rest):])
@@ -285,6 +295,19 @@ func (fm *fleetManager) placeOrphans() bool {
 		fm.set.telemetry.ProcessorSdpshardReroutedFrames.Add(context.Background(), int64(placed), fm.set.obs.idAttrs)
 	}
 	return len(fm.orphans) == 0
+}
+
+// drainOrphans places the remaining orphans until none is left or the
+// shutdown's context ends, then abandons the rest.
+func (fm *fleetManager) drainOrphans() {
+	for !fm.placeOrphans() {
+		select {
+		case <-fm.drain.Done():
+			fm.abandonOrphans()
+			return
+		case <-time.After(rerouteRetry):
+		}
+	}
 }
 
 func (fm *fleetManager) abandonOrphans() {
@@ -300,6 +323,7 @@ func (fm *fleetManager) abandonOrphans() {
 		o.held.Settle(err)
 	}
 	fm.orphans = nil
+	fm.orphanBytes.Store(0)
 	fm.set.logger.Error("Frames of members that left the fleet undelivered at shutdown", zap.Int("frames", frames), zap.Int("items", items))
 }
 
@@ -318,8 +342,11 @@ func (s *shardSet) sendPart(f *fleet, idx int, part []transport.Frame, settled f
 		return err
 	}
 	now := s.current.Load()
-	if now == f || now.members.Len() == 0 {
+	if now == f {
 		return err
+	}
+	if now.members.Len() == 0 {
+		return fmt.Errorf("the member left and no other is in the fleet: %w", shard.ErrNoMembers)
 	}
 	groups := make(map[int][]transport.Frame)
 	var order []int
@@ -329,6 +356,18 @@ func (s *shardSet) sendPart(f *fleet, idx int, part []transport.Frame, settled f
 			order = append(order, owner)
 		}
 		groups[owner] = append(groups[owner], fr)
+	}
+	// Every group must fit before any is sent: a refusal after some were
+	// queued would have the caller drop the stored copies of frames still
+	// in flight.
+	for _, owner := range order {
+		size := 0
+		for _, fr := range groups[owner] {
+			size += len(fr.Bytes)
+		}
+		if free := s.queueBytes - now.clients[owner].QueuedBytes(); size > free {
+			return fmt.Errorf("routing again to %s: %d bytes do not fit the %d free: %w", now.members.ID(owner), size, free, transport.ErrQueueFull)
+		}
 	}
 	each := settleAfter(len(order), settled)
 	for _, owner := range order {

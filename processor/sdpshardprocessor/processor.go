@@ -281,6 +281,13 @@ func (r *routed) release() {
 // queue together, so sending the next at once would always be refused and
 // the client's retries would queue the first one again and again.
 func (p *shardProcessor) send(ctx context.Context, f *fleet, byShard [][]transport.Frame) error {
+	if fm := p.shards.fleet; fm != nil && fm.orphanBytes.Load() > 0 {
+		// Frames taken back from a member that left are counted in no
+		// queue until their new owners take them: refusing meanwhile keeps
+		// memory within the members' queue_bytes, and gives the taken-back
+		// frames the room first.
+		return p.refuse(ctx, fmt.Errorf("frames of a member that left are being routed again: %w", transport.ErrQueueFull))
+	}
 	clients := f.clients
 	for shard, fs := range byShard {
 		if len(fs) == 0 {

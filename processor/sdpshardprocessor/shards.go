@@ -325,8 +325,11 @@ func (s *shardSet) replay(left []storedFrame) {
 			if err == nil {
 				break
 			}
-			if !errors.Is(err, transport.ErrQueueFull) {
-				// Closed: the frame stays stored for the next run.
+			if !errors.Is(err, transport.ErrQueueFull) && (s.fleet == nil || !errors.Is(err, shard.ErrNoMembers)) {
+				// Closed: the frame stays stored for the next run. In a
+				// fleet, an owner that left while the frame was on its way
+				// (and no member to take it) is a change, not a shutdown:
+				// wait for the next one.
 				return
 			}
 			select {
