@@ -56,13 +56,16 @@ func (st *connState) lastRead() time.Time { return time.Unix(0, st.last.Load()) 
 // for its Hello, if any, to make room for a new one: a collector sends its
 // Hello at once, so at the limit a new connection is a better bet than one
 // that has been silent, and a flood of silent connections cannot lock a
-// collector out for a whole HelloTimeout. Connections past their Hello are
-// never evicted.
+// collector out for a whole HelloTimeout. Only a connection that has waited
+// quietGrace qualifies: otherwise a flood of new connections would evict
+// each other's predecessor, a collector's reconnect included, before its
+// Hello could arrive. Connections past their Hello are never evicted here.
 func (s *Server) evictOldestWaitingLocked() bool {
 	var oldest net.Conn
 	var at time.Time
+	grace := s.quietGraceOrDefault()
 	for c, st := range s.conns {
-		if !st.hello && (oldest == nil || st.accepted.Before(at)) {
+		if !st.hello && time.Since(st.accepted) >= grace && (oldest == nil || st.accepted.Before(at)) {
 			oldest, at = c, st.accepted
 		}
 	}
@@ -85,12 +88,12 @@ func (s *Server) evictLocked(conn net.Conn, st *connState) {
 }
 
 // errRefused is why a connection whose Hello found no room ended.
-var errRefused = errors.New("refused after its Hello: the connection limit is reached and every connection received bytes within the last second")
+var errRefused = errors.New("refused after its Hello: the connection limit is reached and every connection completed a frame or received bytes within the last second")
 
 // helloRead marks conn as past its Hello. When that puts the connections
 // past their Hello over maxConns, the one that has received nothing for
-// the longest (of those that never completed a frame, if any) makes room,
-// if that is at least quietGrace; otherwise conn is refused. It returns errEvicted when conn was evicted meanwhile.
+// the longest of those that never completed a frame makes room, if that is
+// at least quietGrace; otherwise conn is refused. It returns errEvicted when conn was evicted meanwhile.
 func (s *Server) helloRead(conn net.Conn, maxConns int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -106,7 +109,12 @@ func (s *Server) helloRead(conn net.Conn, maxConns int) error {
 		}
 	}
 	if past >= maxConns {
-		victim, vst := s.leastUsefulLocked(func(o *connState) bool { return o.hello })
+		// Only a connection that never completed a frame makes room: one
+		// that did is a collector's, however long it has been quiet
+		// between batches, and a newcomer with no history is not worth
+		// more. (Peers that send valid frames can still hold every slot;
+		// only TLS client certificates keep those out.)
+		victim, vst := s.leastUsefulLocked(func(o *connState) bool { return o.hello && !o.served })
 		if vst == nil {
 			delete(s.conns, conn)
 			s.stats.refused.Add(1)

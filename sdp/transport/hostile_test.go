@@ -5,9 +5,11 @@ package transport
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -347,7 +349,8 @@ func TestAtTheLimitAHelloTakesThePlaceOfAQuietConnectionOrIsRefused(t *testing.T
 func TestAtTheLimitANewConnectionTakesThePlaceOfASilentOne(t *testing.T) {
 	rec := newRecorder(nil)
 	l, endpoint := listen(t, "unix")
-	srv := &Server{Handler: rec, MaxConns: 3, HelloTimeout: time.Minute}
+	const grace = 100 * time.Millisecond
+	srv := &Server{Handler: rec, MaxConns: 3, HelloTimeout: time.Minute, quietGrace: grace}
 	serve(t, srv, l)
 	var silent []net.Conn
 	for range 3 {
@@ -355,6 +358,7 @@ func TestAtTheLimitANewConnectionTakesThePlaceOfASilentOne(t *testing.T) {
 		eventually(t, 5*time.Second, "the connection to be accepted", func() bool { return srv.Stats().Active == len(silent) })
 		time.Sleep(2 * time.Millisecond) // distinct accept times
 	}
+	time.Sleep(grace) // they have waited long enough to be evicted
 	// A collector arriving while silent connections fill the limit is
 	// served at once: the oldest silent one makes room.
 	h := newHealthy(t, endpoint, rec)
@@ -373,7 +377,8 @@ func TestAtTheLimitANewConnectionTakesThePlaceOfASilentOne(t *testing.T) {
 
 func TestAtTheLimitOnlyOneNewcomerWaitsForItsHello(t *testing.T) {
 	l, endpoint := listen(t, "unix")
-	srv := &Server{Handler: newRecorder(nil), MaxConns: 2, HelloTimeout: time.Minute}
+	const grace = 100 * time.Millisecond
+	srv := &Server{Handler: newRecorder(nil), MaxConns: 2, HelloTimeout: time.Minute, quietGrace: grace}
 	serve(t, srv, l)
 	rawConn(t, endpoint, &goodHello)
 	rawConn(t, endpoint, &goodHello)
@@ -381,18 +386,54 @@ func TestAtTheLimitOnlyOneNewcomerWaitsForItsHello(t *testing.T) {
 		st := srv.Stats()
 		return st.Active == 2 && st.AwaitingHello == 0
 	})
-	// Silent newcomers replace each other on probation; the connections
-	// past their Hello keep their places.
+	// Silent newcomers replace each other on probation once the one there
+	// has waited quietGrace; the connections past their Hello keep their
+	// places.
 	var silent []net.Conn
 	for range 4 {
 		silent = append(silent, dialRaw(t, endpoint))
 		eventually(t, 5*time.Second, "the newcomer to be accepted", func() bool { return srv.Stats().Accepted == uint64(2+len(silent)) })
+		time.Sleep(grace + 20*time.Millisecond)
 	}
 	for _, c := range silent[:3] {
 		expectEOF(t, c, 2*time.Second)
 	}
 	if st := srv.Stats(); st.Active != 3 || st.AwaitingHello != 1 || st.Evicted != 3 {
 		t.Errorf("stats %+v, want 3 active of which 1 awaiting its Hello, 3 evicted", st)
+	}
+	// A flood of connections cannot push out the one on probation before
+	// it had the time to send its Hello: a newcomer that arrives within
+	// quietGrace of it is refused instead.
+	fresh := dialRaw(t, endpoint)
+	eventually(t, 5*time.Second, "the fresh newcomer to be accepted", func() bool { return srv.Stats().Evicted == 4 })
+	flood := dialRaw(t, endpoint)
+	expectEOF(t, flood, 2*time.Second)
+	if st := srv.Stats(); st.Evicted != 4 || st.Refused != 1 || st.AwaitingHello != 1 {
+		t.Errorf("stats %+v, want the flood connection refused and the fresh one kept", st)
+	}
+	fresh.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := fresh.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the connection on probation was closed: %v", err)
+	}
+}
+
+// A collector's connection, which has completed frames, keeps its place
+// however long it has been quiet between batches: at the limit a
+// newcomer's Hello is refused rather than take it.
+func TestAtTheLimitAQuietCollectorKeepsItsPlace(t *testing.T) {
+	rec := newRecorder(nil)
+	l, endpoint := listen(t, "unix")
+	const grace = 50 * time.Millisecond
+	srv := &Server{Handler: rec, MaxConns: 1, HelloTimeout: time.Minute, quietGrace: grace}
+	serve(t, srv, l)
+	h := newHealthy(t, endpoint, rec)
+	h.send("before")
+	time.Sleep(4 * grace)
+	expectEOF(t, rawConn(t, endpoint, &goodHello), 2*time.Second)
+	h.send("after")
+	h.check()
+	if st := srv.Stats(); st.Evicted != 0 || st.Refused != 1 {
+		t.Errorf("stats %+v, want the newcomer refused and nothing evicted", st)
 	}
 }
 

@@ -301,7 +301,12 @@ func (s *Server) serveFrames(conn net.Conn, log **slog.Logger) error {
 		if f.Shard != hello.Shard {
 			return protocolError("frame %d has shard %d, but the connection's Hello is for shard %d of %d", want, f.Shard, hello.Shard, hello.ShardCount)
 		}
+		// A connection whose frame is being handled is busy, not quiet,
+		// however long the handler takes (fsync, a forward that pushes
+		// back): it must not qualify for eviction meanwhile.
+		r.st.touch()
 		status, detail := s.Handler.HandleFrame(&hello, &f)
+		r.st.touch()
 		f.OTLP = nil
 		r.done()
 		if delay != nil {
