@@ -123,8 +123,8 @@ func TestHTTPOversizedBodyRefused(t *testing.T) {
 	assert.Contains(t, rec.Body.String(), "request body too large")
 	assert.False(t, called, "an oversized body reached the receiver")
 	assert.Empty(t, stage.seen(), "an oversized body reached the stage")
-	// Geometric growth to 1 MiB, then 1 MiB steps: the copies add up to
-	// about twice the limit; reading the whole 64 MiB would be far more.
+	// Doubling to 1 MiB, then by a quarter: the copies add up to a few
+	// times the limit; reading the whole 64 MiB would be far more.
 	assert.Less(t, bytesAllocated(5, func() { send() }), uint64(4*limit))
 }
 
@@ -138,5 +138,21 @@ func (zeros) Read(p []byte) (int, error) {
 func TestReadStepIsBounded(t *testing.T) {
 	assert.Equal(t, minReadStep, readStep(0))
 	assert.Equal(t, 64<<10, readStep(64<<10))
-	assert.Equal(t, maxReadStep, readStep(100<<20))
+	assert.Equal(t, maxReadStep, readStep(maxReadStep))
+	assert.Equal(t, maxReadStep, readStep(2<<20))
+	assert.Equal(t, 25<<20, readStep(100<<20), "a quarter of what is held beyond 4 MiB")
+}
+
+// Reading a large body copies it a bounded number of times over: growing
+// by a quarter beyond 1 MiB rather than by 1 MiB keeps a 20 MiB body (the
+// receiver's default limit) from being copied about ten times over.
+func TestReadBodyCopiesALargeBodyFewTimes(t *testing.T) {
+	const size = 20 << 20
+	allocated := bytesAllocated(2, func() {
+		b, err := readBody(io.LimitReader(zeros{}, size), nil)
+		if err != nil || len(b) != size {
+			t.Fatalf("read %d bytes: %v", len(b), err)
+		}
+	})
+	assert.Less(t, allocated, uint64(6*size))
 }
