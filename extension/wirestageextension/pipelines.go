@@ -6,8 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"go.opentelemetry.io/collector/component"
@@ -156,7 +156,7 @@ func checkPipelines(self component.ID, stages []component.ID, conf *confmap.Conf
 		return nil
 	}
 	var errs []error
-	for _, id := range sortedKeys(users) {
+	for _, id := range slices.Sorted(maps.Keys(users)) {
 		if others := users[id]; len(others) > 0 {
 			errs = append(errs, fmt.Errorf("%w: receiver %s lists %s and %s in the same middlewares; use one wirestage per server and list all the stages in it",
 				ErrPipelineOrder, id, self, strings.Join(others, ", ")))
@@ -170,7 +170,7 @@ func checkPipelines(self component.ID, stages []component.ID, conf *confmap.Conf
 	for i, id := range stages {
 		isStage[id.String()] = i
 	}
-	names := sortedKeys(pipelines)
+	names := slices.Sorted(maps.Keys(pipelines))
 	staged := map[string]bool{}
 	for _, name := range names {
 		staged[name] = slices.ContainsFunc(pipelines[name].Receivers, func(r string) bool { _, ok := users[r]; return ok })
@@ -223,11 +223,11 @@ func checkPipelines(self component.ID, stages []component.ID, conf *confmap.Conf
 			}
 		}
 	}
-	for _, signal := range sortedKeys(holders) {
+	for _, signal := range slices.Sorted(maps.Keys(holders)) {
 		for _, id := range stages {
 			if where := holders[signal][id.String()]; len(where) > 0 && !inStaged[signal][id.String()] {
 				errs = append(errs, fmt.Errorf("%w: %s is in %s %s, but in no %s pipeline fed by the receivers using %s (%s), so its stage would handle data that does not go through it; remove it from %s stages or add it to such a pipeline",
-					ErrPipelineOrder, id, plural(len(where), "pipeline", "pipelines"), strings.Join(where, ", "), signal, self, strings.Join(sortedKeys(users), ", "), self))
+					ErrPipelineOrder, id, plural(len(where), "pipeline", "pipelines"), strings.Join(where, ", "), signal, self, strings.Join(slices.Sorted(maps.Keys(users)), ", "), self))
 			}
 		}
 	}
@@ -243,7 +243,7 @@ func checkConnectorPaths(self component.ID, stages []component.ID, pipelines map
 	if len(connectors) == 0 {
 		return nil
 	}
-	names := sortedKeys(pipelines)
+	names := slices.Sorted(maps.Keys(pipelines))
 	// feeds[p] lists the pipelines p's connectors feed, each with the
 	// connector.
 	type edge struct{ to, via string }
@@ -371,13 +371,4 @@ func namesMiddleware(ext string, v any) (found bool, others []string) {
 		}
 	}
 	return found, others
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -192,7 +193,7 @@ func printStats(w io.Writer, s Stats) {
 		return x - y
 	})
 	for _, shard := range shards {
-		for _, name := range sortedKeys(s.Shards[shard]) {
+		for _, name := range slices.Sorted(maps.Keys(s.Shards[shard])) {
 			c := s.Shards[shard][name]
 			fmt.Fprintf(w, "shard %s %-8s frames=%d items=%d bytes=%d\n", shard, name, c.Frames, c.Items, c.Bytes)
 		}
@@ -203,13 +204,4 @@ func printStats(w io.Writer, s Stats) {
 	c := s.Connections
 	fmt.Fprintf(w, "connections    active=%d awaiting_hello=%d accepted=%d refused=%d evicted=%d protocol_errors=%d hello_timeouts=%d idle_timeouts=%d frame_timeouts=%d read_budget_bytes=%d\n",
 		c.Active, c.AwaitingHello, c.Accepted, c.Refused, c.Evicted, c.ProtocolErrors, c.HelloTimeouts, c.IdleTimeouts, c.FrameTimeouts, c.ReadBudgetBytes)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -184,7 +184,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorSdpshardResolverErrors, err = builder.meter.Int64Counter(
 		"otelcol_processor_sdpshard_resolver_errors",
-		metric.WithDescription("Failed resolutions of the fleet's members; the last good membership stays in force. [Development]"),
+		metric.WithDescription("Failed resolutions of the fleet's members (the dns resolver keeps the last good membership; the k8s one reports what the Service has ready, which may be nothing), and members left out because no client could be made for their endpoint. [Development]"),
 		metric.WithUnit("{error}"),
 	)
 	errs = errors.Join(errs, err)

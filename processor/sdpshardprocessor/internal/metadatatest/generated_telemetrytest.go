@@ -198,7 +198,7 @@ func AssertEqualProcessorSdpshardReroutedFrames(t *testing.T, tt *componenttest.
 func AssertEqualProcessorSdpshardResolverErrors(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_sdpshard_resolver_errors",
-		Description: "Failed resolutions of the fleet's members; the last good membership stays in force. [Development]",
+		Description: "Failed resolutions of the fleet's members (the dns resolver keeps the last good membership; the k8s one reports what the Service has ready, which may be nothing), and members left out because no client could be made for their endpoint. [Development]",
 		Unit:        "{error}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
