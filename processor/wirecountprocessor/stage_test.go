@@ -42,14 +42,7 @@ func (h *stageHost) GetExtensions() map[component.ID]component.Component { retur
 // path did not count it again.
 func TestStageCountsOnceAndLikeThePdataPath(t *testing.T) {
 	staged := component.MustNewIDWithName("wirecount", "staged")
-	f := wirestageextension.NewFactory()
-	extCfg := f.CreateDefaultConfig().(*wirestageextension.Config)
-	extCfg.Stages = []component.ID{staged}
-	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), extCfg)
-	require.NoError(t, err)
-	host := &stageHost{exts: map[component.ID]component.Component{component.MustNewID("wirestage"): ext}}
-	require.NoError(t, ext.Start(context.Background(), host))
-	defer func() { require.NoError(t, ext.Shutdown(context.Background())) }()
+	ext, host := startStageExtension(t, staged)
 
 	tel := componenttest.NewTelemetry()
 	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
@@ -126,14 +119,7 @@ func readSeriesByProcessor(t *testing.T, tt *componenttest.Telemetry, name strin
 // (once for each pipeline).
 func TestConnectorDataIsCountedLikeAnyReceivers(t *testing.T) {
 	staged := component.MustNewIDWithName("wirecount", "staged")
-	f := wirestageextension.NewFactory()
-	extCfg := f.CreateDefaultConfig().(*wirestageextension.Config)
-	extCfg.Stages = []component.ID{staged}
-	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), extCfg)
-	require.NoError(t, err)
-	host := &stageHost{exts: map[component.ID]component.Component{component.MustNewID("wirestage"): ext}}
-	require.NoError(t, ext.Start(context.Background(), host))
-	defer func() { require.NoError(t, ext.Shutdown(context.Background())) }()
+	ext, host := startStageExtension(t, staged)
 
 	tel := componenttest.NewTelemetry()
 	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
@@ -188,4 +174,20 @@ func TestConnectorDataIsCountedLikeAnyReceivers(t *testing.T) {
 		require.NotEmpty(t, all["wirecount/pdata"], name)
 		assert.Equal(t, all["wirecount/pdata"], all["wirecount/staged"], name)
 	}
+}
+
+// startStageExtension starts a wirestage extension whose one stage is the
+// processor staged, stopped when the test ends, and returns it with a host
+// that holds it under the ID wirestage.
+func startStageExtension(t *testing.T, staged component.ID) (component.Component, *stageHost) {
+	t.Helper()
+	f := wirestageextension.NewFactory()
+	extCfg := f.CreateDefaultConfig().(*wirestageextension.Config)
+	extCfg.Stages = []component.ID{staged}
+	ext, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), extCfg)
+	require.NoError(t, err)
+	host := &stageHost{exts: map[component.ID]component.Component{component.MustNewID("wirestage"): ext}}
+	require.NoError(t, ext.Start(context.Background(), host))
+	t.Cleanup(func() { require.NoError(t, ext.Shutdown(context.Background())) })
+	return ext, host
 }
