@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
+	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/resolver"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
 
@@ -39,18 +40,12 @@ type fleet struct {
 	leave []func()
 }
 
-// member is one consumer reported by a resolver.
-type member struct {
-	ID       string
-	Endpoint string
-}
-
-// memberSource reports the fleet's members: a resolver. update gets the
-// whole list on every change, never concurrently and never after Shutdown.
-type memberSource interface {
-	Start(ctx context.Context, update func([]member)) error
-	Shutdown(ctx context.Context) error
-}
+// member and memberSource are the resolver's: the fleet manager takes the
+// members a resolver reports as they come.
+type (
+	member       = resolver.Member
+	memberSource = resolver.Resolver
+)
 
 // movedSampleSize is how many keys estimate the fraction of resources a
 // change moves, for the log line of each change.
