@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/otelcol-sdp/otelcol-sdp/benchmarks/internal/chart"
 )
 
 // Three rounds of a sweep and a family benchmark, interleaved as `make
@@ -153,10 +155,10 @@ func TestRunWritesChartsAndTables(t *testing.T) {
 	if b := img.Bounds(); b.Dx() != 640 || b.Dy() != 360 {
 		t.Fatalf("chart is %v, want 640x360", b)
 	}
-	if n := countColor(img, palette[0]); n < 50 {
+	if n := countColor(img, chart.Palette[0]); n < 50 {
 		t.Fatalf("first series colour drawn on %d pixels: no line", n)
 	}
-	if n := countColor(img, palette[1]); n < 50 {
+	if n := countColor(img, chart.Palette[1]); n < 50 {
 		t.Fatalf("second series colour drawn on %d pixels: no line", n)
 	}
 
@@ -190,43 +192,11 @@ func countColor(img image.Image, c interface{ RGBA() (r, g, b, a uint32) }) int 
 	return n
 }
 
-// A chart whose values are all equal or has no data still renders.
-func TestRenderDegenerate(t *testing.T) {
-	for _, c := range []chart{
-		{title: "empty"},
-		{title: "flat", series: []series{{label: "a", points: []point{{1, 5}, {1, 5}}}}},
-	} {
-		img := c.render(400, 200)
-		if img.Bounds().Dx() != 400 || img.Bounds().Dy() != 200 {
-			t.Fatalf("%s: %v", c.title, img.Bounds())
-		}
-		if countColor(img, black) == 0 {
-			t.Fatalf("%s: nothing drawn", c.title)
-		}
-	}
-}
-
 func TestLabels(t *testing.T) {
-	for in, want := range map[float64]string{4096: "4K", 1 << 20: "1M", 10_000: "10000", 100: "100"} {
-		if got := sizeLabel(in); got != want {
-			t.Errorf("sizeLabel(%v) = %q, want %q", in, got, want)
-		}
-	}
 	if got := num(46312.7); got != "46300" {
 		t.Errorf("num = %q", got)
 	}
 	if got := num(47.391); got != "47.4" {
 		t.Errorf("num = %q", got)
-	}
-	for _, r := range "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ .,:-+=/()%_*<>?" {
-		rows := strings.Split(glyphs[r], "|")
-		if len(rows) != glyphH {
-			t.Fatalf("glyph %q has %d rows", r, len(rows))
-		}
-		for _, row := range rows {
-			if len(row) != glyphW {
-				t.Fatalf("glyph %q row %q", r, row)
-			}
-		}
 	}
 }

@@ -24,6 +24,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/otelcol-sdp/otelcol-sdp/benchmarks/internal/chart"
 )
 
 func main() {
@@ -119,12 +121,12 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	return nil
 }
 
-func writePNG(path string, c chart, w, h int) error {
+func writePNG(path string, c chart.Chart, w, h int) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := png.Encode(f, c.render(w, h)); err != nil {
+	if err := png.Encode(f, c.Render(w, h)); err != nil {
 		f.Close()
 		return err
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/otelcol-sdp/otelcol-sdp/benchmarks/internal/chart"
 )
 
 // A namedChart is a sweep chart with its file name and the sweep's rows.
@@ -16,7 +18,7 @@ type namedChart struct {
 	file  string
 	key   string
 	xKey  string
-	chart chart
+	chart chart.Chart
 	// rows by x value, then series label: the median result.
 	xs    []float64
 	cells map[float64]map[string]result
@@ -54,7 +56,7 @@ func buildCharts(results []result, o options) []*namedChart {
 				file += "_" + strings.NewReplacer("=", "-", "/", "_").Replace(rest)
 			}
 			nc = &namedChart{file: file + ".png", key: key, xKey: xk, cells: map[float64]map[string]result{},
-				chart: chart{title: key + ": ns per KiB", xLabel: xk + " (log scale)", yLabel: "ns/KiB"}}
+				chart: chart.Chart{Title: key + ": ns per KiB", XLabel: xk + " (log scale)", YLabel: "ns/KiB"}}
 			byKey[key] = nc
 			charts = append(charts, nc)
 		}
@@ -65,12 +67,12 @@ func buildCharts(results []result, o options) []*namedChart {
 			}
 		}
 		lbl := strings.Join(label, " ")
-		i := slices.IndexFunc(nc.chart.series, func(s series) bool { return s.label == lbl })
+		i := slices.IndexFunc(nc.chart.Series, func(s chart.Series) bool { return s.Label == lbl })
 		if i < 0 {
-			nc.chart.series = append(nc.chart.series, series{label: lbl})
-			i = len(nc.chart.series) - 1
+			nc.chart.Series = append(nc.chart.Series, chart.Series{Label: lbl})
+			i = len(nc.chart.Series) - 1
 		}
-		nc.chart.series[i].points = append(nc.chart.series[i].points, point{x, r.nsPerKB()})
+		nc.chart.Series[i].Points = append(nc.chart.Series[i].Points, chart.Point{X: x, Y: r.nsPerKB()})
 		if nc.cells[x] == nil {
 			nc.cells[x] = map[string]result{}
 			nc.xs = append(nc.xs, x)
@@ -150,20 +152,20 @@ func writeTables(w io.Writer, results []result, charts []*namedChart, o options)
 	}
 	for _, nc := range charts {
 		fmt.Fprintf(&b, "#### %s: ns per KiB (median)\n\n| %s |", nc.key, nc.xKey)
-		for _, s := range nc.chart.series {
-			fmt.Fprintf(&b, " %s |", s.label)
+		for _, s := range nc.chart.Series {
+			fmt.Fprintf(&b, " %s |", s.Label)
 		}
 		b.WriteString(" size | extra |\n|---:|")
-		for range nc.chart.series {
+		for range nc.chart.Series {
 			b.WriteString("---:|")
 		}
 		b.WriteString("---:|---|\n")
 		for _, x := range nc.xs {
-			fmt.Fprintf(&b, "| %s |", sizeLabel(x))
+			fmt.Fprintf(&b, "| %s |", chart.SizeLabel(x))
 			var size float64
 			var extra []string
-			for _, s := range nc.chart.series {
-				r, ok := nc.cells[x][s.label]
+			for _, s := range nc.chart.Series {
+				r, ok := nc.cells[x][s.Label]
 				if !ok {
 					b.WriteString(" – |")
 					continue

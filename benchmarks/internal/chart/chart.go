@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+// Package chart draws the benchmarks' line charts as images, with nothing but
+// the standard library: a log-scale x axis of swept values, a y axis that is
+// linear from zero unless the values span more than a factor of 20, one
+// coloured line per series, optional min–max bars, and a legend. The tools
+// in benchmarks (benchchart, e2echart) share it so that every chart of the
+// project looks and reads the same.
+package chart
 
 import (
 	"fmt"
@@ -11,33 +17,44 @@ import (
 	"sort"
 )
 
-type point struct{ x, y float64 }
-
-// A series is one line of a chart: one implementation in one configuration.
-type series struct {
-	label  string
-	points []point
+// A Point is one measured value. Lo and Hi, when both are positive and
+// differ, are its range (over rounds, say), drawn as a bar with caps.
+type Point struct {
+	X, Y   float64
+	Lo, Hi float64
 }
 
-// A chart draws cost per KB (y) against a swept size parameter (x, log
-// scale). y is on a log scale when the series span more than a factor of 20,
-// else linear from zero, so that a flat line means cost linear in bytes.
-type chart struct {
-	title, xLabel, yLabel string
-	series                []series
+// A Series is one line of a chart.
+type Series struct {
+	Label  string
+	Points []Point
 }
 
-var palette = []color.RGBA{
+// A Chart draws y against a swept x (log scale). y is on a log scale when
+// the values span more than a factor of 20, else linear from zero, so that
+// a flat line means a cost proportional to the unit on the y axis.
+type Chart struct {
+	Title, XLabel, YLabel string
+	Series                []Series
+	// XTick labels an x value; SizeLabel when nil.
+	XTick func(x float64) string
+	// Dodge shifts series i by (i - (n-1)/2) * Dodge pixels along x, so
+	// that the range bars of series at the same x do not hide each other.
+	Dodge int
+}
+
+// Palette holds the series colours, in order; series beyond it reuse it.
+var Palette = []color.RGBA{
 	{0x1f, 0x77, 0xb4, 0xff}, {0xd6, 0x27, 0x28, 0xff}, {0x2c, 0xa0, 0x2c, 0xff},
 	{0xff, 0x7f, 0x0e, 0xff}, {0x94, 0x67, 0xbd, 0xff}, {0x8c, 0x56, 0x4b, 0xff},
 	{0xe3, 0x77, 0xc2, 0xff}, {0x17, 0xbe, 0xcf, 0xff}, {0x7f, 0x7f, 0x7f, 0xff},
 	{0xbc, 0xbd, 0x22, 0xff},
 }
 
-var (
-	black = color.RGBA{0, 0, 0, 0xff}
-	grid  = color.RGBA{0xdd, 0xdd, 0xdd, 0xff}
-)
+// Black is the colour of the axes and the text.
+var Black = color.RGBA{0, 0, 0, 0xff}
+
+var grid = color.RGBA{0xdd, 0xdd, 0xdd, 0xff}
 
 // An axis maps data values to pixels between lo and hi (pixels).
 type axis struct {
@@ -58,71 +75,89 @@ func (a axis) pos(v float64) int {
 	return a.lo + int(math.Round((v-a.min)/(a.max-a.min)*float64(a.hi-a.lo)))
 }
 
-// render draws the chart into a w x h image.
-func (c chart) render(w, h int) *image.RGBA {
+// hasRange reports whether p carries a range to draw.
+func (p Point) hasRange() bool { return p.Lo > 0 && p.Hi > 0 && p.Lo != p.Hi }
+
+// Render draws the chart into a w x h image. Points with x or y not
+// positive are left out.
+func (c Chart) Render(w, h int) *image.RGBA {
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
 	left, right, top, bottom := 70, w-230, 40, h-45
 
 	var xs, ys []float64
-	for _, s := range c.series {
-		for _, p := range s.points {
-			if p.x > 0 && p.y > 0 {
-				xs = append(xs, p.x)
-				ys = append(ys, p.y)
+	for _, s := range c.Series {
+		for _, p := range s.Points {
+			if p.X > 0 && p.Y > 0 {
+				xs = append(xs, p.X)
+				ys = append(ys, p.Y)
+				if p.hasRange() {
+					ys = append(ys, p.Lo, p.Hi)
+				}
 			}
 		}
 	}
-	drawText(img, left, 12, c.title, 2, black)
+	drawText(img, left, 12, c.Title, 2, Black)
 	if len(xs) == 0 {
-		drawText(img, left, (top+bottom)/2, "no data", 2, black)
+		drawText(img, left, (top+bottom)/2, "no data", 2, Black)
 		return img
 	}
-	xa := xAxis(xs, left, right)
+	tick := c.XTick
+	if tick == nil {
+		tick = SizeLabel
+	}
+	xa := xAxis(xs, left, right, tick)
 	ya := yAxis(ys, bottom, top)
 
 	for i, t := range xa.ticks {
 		x := xa.pos(t)
 		vline(img, x, top, bottom, grid)
 		l := xa.tickLabels[i]
-		drawText(img, x-textWidth(l, 1)/2, bottom+6, l, 1, black)
+		drawText(img, x-textWidth(l, 1)/2, bottom+6, l, 1, Black)
 	}
 	for i, t := range ya.ticks {
 		y := ya.pos(t)
 		hline(img, left, right, y, grid)
 		l := ya.tickLabels[i]
-		drawText(img, left-6-textWidth(l, 1), y-3, l, 1, black)
+		drawText(img, left-6-textWidth(l, 1), y-3, l, 1, Black)
 	}
-	hline(img, left, right, bottom, black)
-	vline(img, left, top, bottom, black)
-	drawText(img, (left+right-textWidth(c.xLabel, 1))/2, bottom+22, c.xLabel, 1, black)
-	drawText(img, 4, top-12, c.yLabel, 1, black)
+	hline(img, left, right, bottom, Black)
+	vline(img, left, top, bottom, Black)
+	drawText(img, (left+right-textWidth(c.XLabel, 1))/2, bottom+22, c.XLabel, 1, Black)
+	drawText(img, 4, top-12, c.YLabel, 1, Black)
 
-	for i, s := range c.series {
-		col := palette[i%len(palette)]
-		pts := append([]point(nil), s.points...)
-		sort.Slice(pts, func(a, b int) bool { return pts[a].x < pts[b].x })
+	for i, s := range c.Series {
+		col := Palette[i%len(Palette)]
+		shift := int(math.Round((float64(i) - float64(len(c.Series)-1)/2) * float64(c.Dodge)))
+		pts := append([]Point(nil), s.Points...)
+		sort.Slice(pts, func(a, b int) bool { return pts[a].X < pts[b].X })
 		var px, py int
 		first := true
 		for _, p := range pts {
-			if p.x <= 0 || p.y <= 0 {
+			if p.X <= 0 || p.Y <= 0 {
 				continue
 			}
-			x, y := xa.pos(p.x), ya.pos(p.y)
+			x, y := xa.pos(p.X)+shift, ya.pos(p.Y)
 			if !first {
 				line(img, px, py, x, y, col)
+			}
+			if p.hasRange() {
+				lo, hi := ya.pos(p.Lo), ya.pos(p.Hi)
+				vline(img, x, min(lo, hi), max(lo, hi), col)
+				hline(img, x-3, x+3, lo, col)
+				hline(img, x-3, x+3, hi, col)
 			}
 			fill(img, x-2, y-2, x+3, y+3, col)
 			px, py, first = x, y, false
 		}
 		ly := top + 4 + i*14
 		fill(img, right+12, ly, right+26, ly+7, col)
-		drawText(img, right+32, ly, s.label, 1, black)
+		drawText(img, right+32, ly, s.Label, 1, Black)
 	}
 	return img
 }
 
-func xAxis(xs []float64, lo, hi int) axis {
+func xAxis(xs []float64, lo, hi int, tick func(float64) string) axis {
 	mn, mx := minMax(xs)
 	a := axis{log: true, min: math.Log10(mn), max: math.Log10(mx), lo: lo + 15, hi: hi - 15}
 	seen := map[float64]bool{}
@@ -132,7 +167,7 @@ func xAxis(xs []float64, lo, hi int) axis {
 		if !seen[x] {
 			seen[x] = true
 			a.ticks = append(a.ticks, x)
-			a.tickLabels = append(a.tickLabels, sizeLabel(x))
+			a.tickLabels = append(a.tickLabels, tick(x))
 		}
 	}
 	return a
@@ -150,7 +185,7 @@ func yAxis(ys []float64, lo, hi int) axis {
 				v := m * math.Pow(10, e)
 				if (m == 1 || a.max-a.min <= 3) && math.Log10(v) <= a.max {
 					a.ticks = append(a.ticks, v)
-					a.tickLabels = append(a.tickLabels, numLabel(v))
+					a.tickLabels = append(a.tickLabels, NumLabel(v))
 				}
 			}
 		}
@@ -160,7 +195,7 @@ func yAxis(ys []float64, lo, hi int) axis {
 	a := axis{min: 0, max: math.Ceil(mx*1.1/step) * step, lo: lo, hi: hi}
 	for v := 0.0; v <= a.max+step/2; v += step {
 		a.ticks = append(a.ticks, v)
-		a.tickLabels = append(a.tickLabels, numLabel(v))
+		a.tickLabels = append(a.tickLabels, NumLabel(v))
 	}
 	return a
 }
@@ -187,12 +222,12 @@ func niceStep(s float64) float64 {
 	return 10 * p
 }
 
-// sizeLabel writes binary multiples as K and M (4096 -> 4K), others plainly.
-func sizeLabel(v float64) string {
+// SizeLabel writes binary multiples as K and M (4096 -> 4K), others plainly.
+func SizeLabel(v float64) string {
 	n := int64(v)
 	switch {
 	case float64(n) != v:
-		return numLabel(v)
+		return NumLabel(v)
 	case n >= 1<<20 && n%(1<<20) == 0:
 		return fmt.Sprintf("%dM", n>>20)
 	case n >= 1<<10 && n%(1<<10) == 0:
@@ -201,7 +236,8 @@ func sizeLabel(v float64) string {
 	return fmt.Sprintf("%d", n)
 }
 
-func numLabel(v float64) string {
+// NumLabel writes a value shortly: 10K for 10,000 and up, 1.5M for millions.
+func NumLabel(v float64) string {
 	switch {
 	case v >= 1e6:
 		return fmt.Sprintf("%gM", v/1e6)
