@@ -134,6 +134,7 @@ func (p Plan) Run(ctx context.Context) ([]Measurement, []Failure, error) {
 						fmt.Fprintf(p.Progress, "round %d %-40s FAILED: %v\n", round, c, err)
 						continue
 					}
+					m.Round = round
 					ms = append(ms, m)
 					fmt.Fprintf(p.Progress, "round %d %-40s %9.0f items/s  CPU s/M: collector %.2f sidecars %.2f  retries %d\n",
 						round, c, float64(m.Items)/m.Elapsed.Seconds(), perMillion(m.Collector, m.Items), perMillion(m.Sidecars, m.Items), m.Retries)

@@ -47,8 +47,8 @@ type Row struct {
 // missing or rejects its configuration (a component it needs is not built
 // in yet). It is not a failure.
 type Unavailable struct {
-	Scenario string
-	Reason   string
+	Scenario string `json:"scenario"`
+	Reason   string `json:"reason"`
 }
 
 // Failure is a case that ran and went wrong: an error from a process, the
@@ -100,15 +100,18 @@ func Aggregate(ms []Measurement, scenarios []string, baseline, floor string) []R
 				if len(g) == 0 {
 					continue
 				}
+				// In round order, for the paired ratios.
+				slices.SortStableFunc(g, func(a, b Measurement) int { return a.Round - b.Round })
 				var rate, coll, side, total, rss, sideRSS []float64
 				excluded := true
 				for _, m := range g {
-					rate = append(rate, float64(m.Items)/m.Elapsed.Seconds())
-					coll = append(coll, perMillion(m.Collector, m.Items))
-					side = append(side, perMillion(m.Sidecars, m.Items))
-					total = append(total, perMillion(m.Collector.Add(m.Sidecars), m.Items))
-					rss = append(rss, float64(m.Collector.PeakRSS)/(1<<20))
-					sideRSS = append(sideRSS, float64(m.Sidecars.PeakRSS)/(1<<20))
+					f := figuresOf(m)
+					rate = append(rate, f.ItemsPerSec)
+					coll = append(coll, f.CPUCollector)
+					side = append(side, f.CPUSidecars)
+					total = append(total, f.CPUTotal)
+					rss = append(rss, f.PeakRSSMB)
+					sideRSS = append(sideRSS, f.SidecarsRSSMB)
 					excluded = excluded && m.StartupExcluded
 				}
 				rows = append(rows, Row{

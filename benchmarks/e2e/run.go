@@ -51,6 +51,7 @@ func (c Case) String() string { return c.Scenario.Name + "/" + c.Signal + "/" + 
 // Measurement is the outcome of one case in one round.
 type Measurement struct {
 	Case
+	Round   int           // 1-based; 0 outside Plan.Run's rounds
 	Items   int64         // items measured (warm-up excluded)
 	Elapsed time.Duration // from the first measured request until every item arrived
 	// Collector and Sidecars are the processes' rusage after a graceful

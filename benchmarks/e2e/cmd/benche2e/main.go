@@ -56,6 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		rounds    = fs.Int("rounds", 3, "rounds; the report shows medians")
 		settle    = fs.Duration("settle", 30*time.Second, "how long items may stop arriving before a case fails")
 		out       = fs.String("out", "", "also write the report (Markdown) to this file")
+		jsonOut   = fs.String("json", "", "also write every case's per-round and median figures and the load shape (JSON, for e2echart) to this file")
 		profile   = fs.String("profile", "", "after the rounds, profile the Collector in these cases (comma-separated SCENARIO/SIGNAL/PROTO, e.g. plain/traces/grpc,pdata-divert/traces/grpc)")
 		profSecs  = fs.Int("profile-seconds", 5, "length of the CPU profile")
 		goTool    = fs.String("go", "go", "go command, for `go tool pprof`")
@@ -70,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	if err := bench(ctx, stdout, stderr, benchArgs{
 		configs: *configs, only: split(*only), collector: *collector, sidecar: *sidecar, plain: *plain, floor: *floor,
-		ocb: *ocb, manifest: *manifest, cache: *cache, out: *out, profile: *profile, profSecs: *profSecs,
+		ocb: *ocb, manifest: *manifest, cache: *cache, out: *out, jsonOut: *jsonOut, profile: *profile, profSecs: *profSecs,
 		goTool: *goTool, rounds: *rounds, cmdline: strings.Join(append([]string{"benche2e"}, args...), " "),
 		opts: e2ebench.Options{
 			Sidecar: *sidecar, Signals: split(*signals), Protocols: split(*protocols),
@@ -85,10 +86,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 type benchArgs struct {
-	configs, collector, sidecar, plain, floor, ocb, manifest, cache, out, profile, goTool, cmdline string
-	only                                                                                           []string
-	profSecs, rounds                                                                               int
-	opts                                                                                           e2ebench.Options
+	configs, collector, sidecar, plain, floor, ocb, manifest, cache, out, jsonOut, profile, goTool, cmdline string
+	only                                                                                                    []string
+	profSecs, rounds                                                                                        int
+	opts                                                                                                    e2ebench.Options
 }
 
 func bench(ctx context.Context, stdout, stderr io.Writer, a benchArgs) error {
@@ -187,6 +188,16 @@ func bench(ctx context.Context, stdout, stderr io.Writer, a benchArgs) error {
 			return err
 		}
 	}
+	if a.jsonOut != "" {
+		res := e2ebench.Results{
+			Started: started, Command: a.cmdline, Machine: machine(), LoadBefore: loadBefore, LoadAfter: loadAfter,
+			Load: e2ebench.LoadShapeOf(plan), Baseline: baseline, Floor: floorName,
+			Cases: e2ebench.CaseResultsOf(rows, ms), Unavailable: unavailable, Failures: e2ebench.FailureRecords(failures),
+		}
+		if err := writeJSON(a.jsonOut, res); err != nil {
+			return err
+		}
+	}
 	keep = runErr != nil || len(failures) > 0
 	if runErr != nil {
 		return runErr
@@ -243,7 +254,7 @@ func profileCase(ctx context.Context, plan e2ebench.Plan, available []e2ebench.S
 
 func writeHeader(w io.Writer, a benchArgs, started time.Time, loadBefore, loadAfter string) {
 	o := a.opts
-	fmt.Fprintf(w, "benche2e, %s: %s/%s, %d CPUs%s, %s\n", started.Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), runtime.Version())
+	fmt.Fprintf(w, "benche2e, %s: %s\n", started.Format("2006-01-02 15:04 UTC"), machine())
 	fmt.Fprintf(w, "command: %s\n", a.cmdline)
 	fmt.Fprintf(w, "machine load average (1, 5, 15 min): %s before, %s after the rounds\n", loadBefore, loadAfter)
 	compression := o.Compression
@@ -252,6 +263,23 @@ func writeHeader(w io.Writer, a benchArgs, started time.Time, loadBefore, loadAf
 	}
 	fmt.Fprintf(w, "load: %d items per case in requests of %d resources x %d items (%s payload, compression %s), %d clients, %d warm-up requests; %d round(s), medians with min–max\n\n",
 		o.Items, o.Shape.Resources, o.Shape.ItemsPerResource, o.Shape.Kind, compression, o.Clients, o.Warmup, a.rounds)
+}
+
+// machine names the platform, its CPUs and the Go version.
+func machine() string {
+	return fmt.Sprintf("%s/%s, %d CPUs%s, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), runtime.Version())
+}
+
+func writeJSON(path string, res e2ebench.Results) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := res.WriteJSON(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // compression maps the -compression flag to Options.Compression.

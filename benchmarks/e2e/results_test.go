@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package e2ebench
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCaseResultsOfAndJSONRoundTrip(t *testing.T) {
+	const M = 1_000_000
+	ms := []Measurement{
+		measurement("plain", "traces", "grpc", M, 2*time.Second, 4*time.Second, 0, 40),
+		measurement("floor", "traces", "grpc", M, time.Second, 2*time.Second, 0, 10),
+		measurement("divert", "traces", "grpc", M, time.Second, 2*time.Second, time.Second, 30),
+		measurement("plain", "traces", "grpc", M, 2*time.Second, 6*time.Second, 0, 60),
+		measurement("floor", "traces", "grpc", M, time.Second, 3*time.Second, 0, 10),
+		measurement("divert", "traces", "grpc", M, time.Second, 2*time.Second, 2*time.Second, 30),
+	}
+	// Two rounds, in the order Plan.Run appends them; round 2 of divert
+	// listed first to check the order comes from Round.
+	for i := range ms {
+		ms[i].Round = 1 + i/3
+	}
+	ms[2], ms[5] = ms[5], ms[2]
+	rows := Aggregate(ms, []string{"plain", "floor", "divert"}, "plain", "floor")
+	cases := CaseResultsOf(rows, ms)
+	if len(cases) != 3 {
+		t.Fatalf("%d cases", len(cases))
+	}
+	divert := cases[2]
+	if divert.Scenario != "divert" || len(divert.Rounds) != 2 {
+		t.Fatalf("divert: %+v", divert)
+	}
+	if r := divert.Rounds; r[0].Round != 1 || r[0].CPUTotal != 3 || r[1].Round != 2 || r[1].CPUTotal != 4 {
+		t.Fatalf("divert rounds out of order or wrong: %+v", r)
+	}
+	if divert.Median.CPUTotal != 3.5 || divert.CPUTotalMin != 3 || divert.CPUTotalMax != 4 {
+		t.Fatalf("divert medians: %+v min %v max %v", divert.Median, divert.CPUTotalMin, divert.CPUTotalMax)
+	}
+	// Floor totals 2 and 3 (median 2.5); divert 3 and 4: 1.4x, paired 1.5 and 1.33.
+	if f := divert.VsFloor; f == nil || f.Median != 3.5/2.5 || f.Min != 4.0/3 || f.Max != 1.5 {
+		t.Fatalf("divert vs floor: %+v", f)
+	}
+	if cases[0].VsBaseline == nil || cases[0].VsBaseline.Median != 1 {
+		t.Fatalf("plain vs itself: %+v", cases[0].VsBaseline)
+	}
+
+	res := Results{
+		Started: time.Date(2026, 11, 26, 6, 0, 0, 0, time.UTC), Command: "benche2e -clients 16",
+		Load:     LoadShape{Items: 2000, Warmup: 50, Clients: 16, Resources: 1000, ItemsPerResource: 1, Payload: PayloadSDK, Compression: "gzip", Rounds: 2},
+		Baseline: "plain", Floor: "floor", Cases: cases,
+		Unavailable: []Unavailable{{Scenario: "tee", Reason: "no wirestage"}},
+		Failures:    FailureRecords([]Failure{{Case: "x/logs/http", Round: 2, Err: errors.New("lost 3 items")}}),
+	}
+	var buf bytes.Buffer
+	if err := res.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"clients": 16`, `"items_per_resource": 1`, `"compression": "gzip"`, `"cpu_total": 3.5`, `"error": "lost 3 items"`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("JSON lacks %s:\n%s", want, buf.String())
+		}
+	}
+	got, err := ReadResults(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != ResultsVersion || got.Load != res.Load || !got.Started.Equal(res.Started) ||
+		len(got.Cases) != 3 || got.Cases[2].Rounds[1].CPUTotal != 4 || *got.Cases[2].VsFloor != *divert.VsFloor ||
+		got.Failures[0] != res.Failures[0] || got.Unavailable[0] != res.Unavailable[0] {
+		t.Fatalf("read back %+v", got)
+	}
+}
+
+func TestReadResultsRejects(t *testing.T) {
+	for name, in := range map[string]string{
+		"other version": `{"version": 2, "cases": []}`,
+		"no version":    `{"cases": []}`,
+		"unknown field": `{"version": 1, "cpu": 3}`,
+		"not JSON":      `| scenario | signal |`,
+	} {
+		_, err := ReadResults(strings.NewReader(in))
+		if err == nil {
+			t.Errorf("%s: no error", name)
+			continue
+		}
+		if strings.Contains(name, "version") && !errors.Is(err, ErrResultsVersion) {
+			t.Errorf("%s: %v, want ErrResultsVersion", name, err)
+		}
+	}
+}
+
+// A case whose elapsed time is zero gives a rate of zero, not an infinity
+// that JSON cannot hold.
+func TestFiguresOfZeroElapsed(t *testing.T) {
+	f := figuresOf(measurement("plain", "traces", "grpc", 10, 0, time.Second, 0, 1))
+	if f.ItemsPerSec != 0 {
+		t.Fatalf("items/s = %v", f.ItemsPerSec)
+	}
+	var buf bytes.Buffer
+	if err := (Results{Cases: []CaseResults{{Rounds: []Figures{f}}}}).WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+}
