@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Command e2echart charts sweeps of the end-to-end harness: it reads several
+// `benche2e -json` files, finds the runs that differ only in the number of
+// clients or only in the shape of the requests (resources x items per
+// resource), and writes for each signal and protocol two PNG charts, the
+// total CPU per million items (Collector + sidecars) and its ratio to the
+// floor, against the swept value, one line per scenario with its min–max
+// range over the rounds; and a Markdown table of the same points.
+//
+//	e2echart -charts DIR -md FILE [-x clients,resources] run.json ...
+//
+// It is a command of its own rather than a flag of benche2e: it only reads
+// files, needs none of the binaries a run needs, and charts runs made at
+// different times (`make bench-e2e-sweep` runs them one after another).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	e2ebench "github.com/otelcol-sdp/otelcol-sdp/benchmarks/e2e"
+	"github.com/otelcol-sdp/otelcol-sdp/benchmarks/internal/chart"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "e2echart:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("e2echart", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		chartDir = fs.String("charts", "", "write the PNG charts into this directory")
+		mdFile   = fs.String("md", "", "write the Markdown tables to this file (- for standard output)")
+		keys     = fs.String("x", strings.Join(sweepKeys, ","), "comma-separated sweep dimensions to chart: clients, resources")
+		width    = fs.Int("width", 960, "chart width in pixels")
+		height   = fs.Int("height", 540, "chart height in pixels")
+	)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch {
+	case *chartDir == "" && *mdFile == "":
+		return errors.New("nothing to do: give -charts DIR and/or -md FILE")
+	case *width < 400 || *height < 200:
+		return fmt.Errorf("-width %d -height %d: the chart needs at least 400x200 pixels", *width, *height)
+	case fs.NArg() < 2:
+		return errors.New("give at least two benche2e -json files: a sweep has two points or more")
+	}
+	var runs []benchRun
+	for _, path := range fs.Args() {
+		r, err := readRun(path)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	sweeps, err := findSweeps(runs, strings.Split(*keys, ","))
+	if err != nil {
+		return err
+	}
+	if len(sweeps) == 0 {
+		return fmt.Errorf("no sweep in %s: no two runs differ in only the clients or only the request shape", strings.Join(fs.Args(), ", "))
+	}
+	if *chartDir != "" {
+		if err := os.MkdirAll(*chartDir, 0o755); err != nil {
+			return err
+		}
+		for _, s := range sweeps {
+			for _, c := range buildCharts(s) {
+				if err := writePNG(filepath.Join(*chartDir, c.file), c.chart, *width, *height); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if *mdFile != "" {
+		w := stdout
+		if *mdFile != "-" {
+			f, err := os.Create(*mdFile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			w = f
+		}
+		if err := writeTables(w, sweeps); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func readRun(path string) (benchRun, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return benchRun{}, err
+	}
+	defer f.Close()
+	res, err := e2ebench.ReadResults(f)
+	if err != nil {
+		return benchRun{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return benchRun{file: path, res: res}, nil
+}
+
+func writePNG(path string, c chart.Chart, w, h int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := png.Encode(f, c.Render(w, h)); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
