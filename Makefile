@@ -314,6 +314,35 @@ BENCH_E2E_ARGS ?=
 bench-e2e: build $(OCB_STAMP)
 	$(GO) run ./benchmarks/e2e/cmd/benche2e -collector $(COLLECTOR) -sidecar $(SIDECAR) -ocb $(OCB) $(BENCH_E2E_ARGS)
 
+## bench-e2e-sweep: the end-to-end harness at 4 and 16 clients and at 10x10 and 1000x1 resources x items per request (sdk payload), then e2echart: PNG charts and a table (BENCH_E2E_SWEEP_ARGS adds flags)
+# One benche2e run per point of BENCH_E2E_SWEEP_RUNS, each written
+# CLIENTS:RESOURCESxITEMS; the point the two sweeps share (4 clients, 10 x 10)
+# is one run. The runs are sequential and each interleaves
+# only its own rounds, so each carries its own floor and plain: e2echart
+# charts the ratio to the floor beside the absolute CPU. Every run writes
+# NAME.md (the report) and NAME.json (benche2e -json) into
+# BENCH_E2E_SWEEP_DIR; the charts go to BENCH_E2E_SWEEP_CHARTS and the table
+# to BENCH_E2E_SWEEP_DIR/sweep.md. A run with a failed case does not stop the
+# sweep (its JSON holds what did run); the target fails at the end.
+BENCH_E2E_SWEEP_RUNS ?= 4:10x10 16:10x10 4:1000x1
+BENCH_E2E_SWEEP_ARGS ?=
+BENCH_E2E_SWEEP_DIR ?= benchmarks/e2e/results/sweep
+BENCH_E2E_SWEEP_CHARTS ?= benchmarks/charts/e2e
+.PHONY: bench-e2e-sweep
+bench-e2e-sweep: build $(OCB_STAMP)
+	@mkdir -p $(BENCH_E2E_SWEEP_DIR)
+	@status=0; for point in $(BENCH_E2E_SWEEP_RUNS); do \
+		clients=$${point%%:*}; shape=$${point#*:}; name=c$$clients-r$$shape; \
+		echo "bench-e2e-sweep: $$clients clients, requests of $$shape resources x items -> $(BENCH_E2E_SWEEP_DIR)/$$name.{md,json}"; \
+		$(GO) run ./benchmarks/e2e/cmd/benche2e -collector $(COLLECTOR) -sidecar $(SIDECAR) -ocb $(OCB) \
+			-payload sdk -clients $$clients -resources $${shape%x*} -items-per-resource $${shape#*x} \
+			-out $(BENCH_E2E_SWEEP_DIR)/$$name.md -json $(BENCH_E2E_SWEEP_DIR)/$$name.json $(BENCH_E2E_SWEEP_ARGS) || status=1; \
+	done; \
+	$(GO) run ./benchmarks/e2e/cmd/e2echart -charts $(BENCH_E2E_SWEEP_CHARTS) -md $(BENCH_E2E_SWEEP_DIR)/sweep.md \
+		$(foreach p,$(BENCH_E2E_SWEEP_RUNS),$(BENCH_E2E_SWEEP_DIR)/c$(subst :,-r,$(p)).json) || status=1; \
+	echo "bench-e2e-sweep: $(BENCH_E2E_SWEEP_DIR)/sweep.md, $(BENCH_E2E_SWEEP_CHARTS)/*.png"; \
+	exit $$status
+
 ## demo: build everything, start two sidecars and the Collector, send traces, metrics and logs, print the report
 # DEMO_ARGS adds flags, e.g. DEMO_ARGS='-report demo-report.txt' writes the table to a file.
 DEMO_ARGS ?=

@@ -117,7 +117,7 @@ func TestLabels(t *testing.T) {
 			t.Errorf("NumLabel(%v) = %q, want %q", in, got, want)
 		}
 	}
-	for _, r := range "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ .,:-+=/()%_*<>?" {
+	for _, r := range "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ .,:;-+=/()%_*<>?" {
 		rows := strings.Split(glyphs[r], "|")
 		if len(rows) != glyphH {
 			t.Fatalf("glyph %q has %d rows", r, len(rows))

@@ -31,7 +31,7 @@ var metrics = []metric{
 		},
 	},
 	{
-		name: "vs-floor", title: "CPU over the floor's in the same run", yLabel: "X FLOOR",
+		name: "vs-floor", title: "CPU over the floor in the same run", yLabel: "X FLOOR",
 		value: func(c *e2ebench.CaseResults) (float64, float64, float64, bool) {
 			if c.VsFloor == nil {
 				return 0, 0, 0, false
