@@ -419,3 +419,30 @@ func TestRouteFramesOwnTheirBytes(t *testing.T) {
 		copy(b, copies[i])
 	}
 }
+
+// After Clear, a Frames kept for reuse references no frame of its last
+// Route, so that a pooled Frames keeps none alive.
+func TestClearDropsTheFrames(t *testing.T) {
+	r, _ := NewRouter(RouterSettings{Shards: 3, MaxFrameBytes: 8 << 10, HashVersion: otlpwire.HashV2})
+	var f Frames
+	if err := r.Route(marshal(t, makeTraces(4, 200, 100)), &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Frames < 5 {
+		t.Fatalf("%d frames, want several", f.Frames)
+	}
+	f.Clear()
+	for _, fr := range f.all[:cap(f.all)] {
+		if fr.Bytes != nil {
+			t.Fatal("the frame array still references a frame")
+		}
+	}
+	for _, rf := range f.routed[:cap(f.routed)] {
+		if rf.frame.Bytes != nil {
+			t.Fatal("the routed list still references a frame")
+		}
+	}
+	if f.Frames != 0 || len(f.ByShard) != 3 || len(f.ByShard[0])+len(f.ByShard[1])+len(f.ByShard[2]) != 0 {
+		t.Fatalf("after Clear: %d frames, ByShard %v", f.Frames, f.ByShard)
+	}
+}
