@@ -202,9 +202,10 @@ func appendOwned(b, more []byte) []byte {
 // otlpwire.WholeItemCount returns it.
 func (f *Frames) wholeFrame(frame *sdp.ResourceFrame, rd otlpwire.ResourceData, items int) ([]byte, error) {
 	size := otlpwire.RequestSize(rd)
-	// The header is not known until the OTLP is in place (it counts it):
-	// head's first bytes go ahead as a placeholder, and the request's tag
-	// and length fill head to its capacity, so that appending rd's bytes
+	// AppendHeader takes the OTLP's length from the OTLP itself, so the
+	// header is written last, in front of the request in place: head's
+	// first bytes go ahead as a placeholder, and the request's tag and
+	// length fill head to its capacity, so that appending rd's bytes
 	// allocates the frame.
 	start := f.head[: sdp.ResourceHeaderSize : sdp.ResourceHeaderSize+size-len(rd.Bytes())]
 	b := otlpwire.AppendRequest(start, rd)
@@ -385,7 +386,7 @@ func (f *Frames) group(shards int) {
 		counts[rf.shard]++
 	}
 	// The frame array is reused across requests: a caller that keeps frames
-	// beyond the next Route copies the Frame values it keeps (see Route).
+	// beyond the next Route copies the Frame values it keeps (see Frames).
 	if cap(f.all) < len(f.routed) {
 		f.all = make([]Frame, len(f.routed))
 	}
