@@ -138,5 +138,6 @@
 // Experimental: the rest, notably [ScopeData] and [InstrumentationScope],
 // every item view (Span, LogRecord, Metric, the data points, Exemplar and
 // their parts), [Value]'s other accessors, the [ParseError] fields,
-// [NewValue], [NewResource], [NewScopeData] and [RequestSize].
+// [NewValue], [NewResource], [NewScopeData], [RequestSize] and
+// [WholeItemCount].
 package otlpwire

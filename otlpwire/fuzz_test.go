@@ -19,7 +19,9 @@ func FuzzLogs(f *testing.F)    { fuzzSignal(f, SignalLogs) }
 //     HashWith equals the hash recomputed attribute by attribute, in both
 //     versions;
 //   - SplitResource cuts every resource whose items count exactly as the
-//     previous (quadratic) implementation did.
+//     previous (quadratic) implementation did;
+//   - WholeItemCount and AppendRequest give, for every resource, valid or
+//     not, the chunk or the error SplitResource gives when it fits whole.
 //
 // The comparisons against pdata live in the root module's internal/wirediff,
 // whose fuzz targets have the same names and the same seed corpus
@@ -30,6 +32,7 @@ func fuzzSignal(f *testing.F, sig Signal) {
 			if err != nil {
 				return
 			}
+			fuzzWholeAsSplit(t, rd)
 			if _, err := rd.ItemCount(); err == nil {
 				fuzzSplitAsPreviously(t, rd)
 			}
@@ -74,5 +77,43 @@ func fuzzSplitAsPreviously(t *testing.T, rd ResourceData) {
 		if !bytes.Equal(got[i].Request, want[i].Request) || got[i].ItemCount != want[i].ItemCount {
 			t.Fatalf("chunk %d differs from the previous implementation", i)
 		}
+	}
+}
+
+// fuzzWholeAsSplit checks that WholeItemCount with AppendRequest is
+// SplitResource for a resource under a limit it fits, errors included.
+func fuzzWholeAsSplit(t *testing.T, rd ResourceData) {
+	t.Helper()
+	want, werr := collectChunks(SplitResource(rd, RequestSize(rd), nil))
+	items, err := WholeItemCount(rd)
+	if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+		t.Fatalf("WholeItemCount: error %v, SplitResource %v", err, werr)
+	}
+	if err != nil {
+		return
+	}
+	if len(want) != 1 || want[0].ItemCount != items || !bytes.Equal(want[0].Request, AppendRequest(nil, rd)) {
+		t.Fatalf("WholeItemCount: %d items, SplitResource %d chunks %+v", items, len(want), want)
+	}
+}
+
+// A resource whose first scope is malformed and whose top level is
+// truncated after it: SplitResource reports the top level, which
+// ItemCount, walking scope by scope, reaches only after the scope.
+// WholeItemCount must report what SplitResource reports.
+func TestWholeItemCountFailsAsSplitResource(t *testing.T) {
+	b := []byte{0x12, 0x02, 0xff, 0xff, 0x1a, 0x05}
+	for _, sig := range []Signal{SignalTraces, SignalMetrics, SignalLogs} {
+		rd := NewResourceData(sig, b)
+		_, werr := collectChunks(SplitResource(rd, RequestSize(rd), nil))
+		_, cerr := rd.ItemCount()
+		_, err := WholeItemCount(rd)
+		if err == nil || werr == nil || err.Error() != werr.Error() || !errors.Is(err, ErrMalformed) {
+			t.Fatalf("%v: WholeItemCount %v, SplitResource %v", sig, err, werr)
+		}
+		if cerr == nil || cerr.Error() == werr.Error() {
+			t.Fatalf("%v: ItemCount %v: the case does not tell the two validations apart", sig, cerr)
+		}
+		fuzzWholeAsSplit(t, rd)
 	}
 }

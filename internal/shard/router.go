@@ -3,6 +3,7 @@
 package shard
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -88,10 +89,11 @@ type Unroutable struct {
 }
 
 // Frame is one encoded SDP ResourceFrame and the number of items (spans,
-// metric data points or log records) it carries. Bytes is a slice of the
-// one buffer Route encodes all frames of a request into, a fresh buffer for
-// every request; the Frame values themselves live in an array that Frames
-// reuses.
+// metric data points or log records) it carries. Bytes is an allocation of
+// its own, exactly the frame's length and capacity, shared with nothing
+// else: whoever keeps the frame (a transport queue until the sidecar
+// acknowledges it) keeps those bytes alive and no more, and may write into
+// them. The Frame values themselves live in an array that Frames reuses.
 type Frame struct {
 	Bytes []byte
 	Items int
@@ -102,8 +104,8 @@ type Frame struct {
 // Frames holds the result of Route. Reuse one Frames for successive
 // requests to keep its scratch space and the frame array behind ByShard
 // (ByShard is valid until the next Route); the frame bytes themselves are
-// allocated afresh for every request because the transport keeps them until
-// the sidecar acknowledges them.
+// allocated afresh, one allocation per frame, because the transport keeps
+// each frame until the sidecar acknowledges it.
 type Frames struct {
 	// Members is the snapshot the frames were routed over; shard i is its
 	// member i.
@@ -120,15 +122,27 @@ type Frames struct {
 	// Unroutable lists resources that could not be framed, in request order.
 	Unroutable []Unroutable
 
-	buf     []byte
+	// head holds a frame's header, and for a whole resource its request's
+	// tag and length, before the frame gets its own allocation.
+	head    [sdp.ResourceHeaderSize + maxRequestPrefix]byte
 	scratch []byte
-	spans   []frameSpan
+	routed  []routedFrame
 	all     []Frame // backs ByShard
 	counts  []int
 	sink    *chunkSink
 }
 
-// chunkSink encodes the chunks of one resource into its Frames.
+// maxRequestPrefix bounds what otlpwire.AppendRequest writes before the
+// resource's bytes: a one-byte tag and a varint length.
+const maxRequestPrefix = 1 + 10
+
+// routedFrame is one frame in request order with the shard it goes to.
+type routedFrame struct {
+	shard int
+	frame Frame
+}
+
+// chunkSink frames the chunks of a resource that SplitResource cuts.
 type chunkSink struct {
 	frames *Frames
 	frame  sdp.ResourceFrame
@@ -154,27 +168,61 @@ func (s *chunkSink) add(chunk otlpwire.Chunk, err error) bool {
 	f := s.frames
 	s.frame.ItemCount = uint32(chunk.ItemCount)
 	s.frame.OTLP = chunk.Request
-	start := len(f.buf)
-	if f.buf, s.err = s.frame.AppendFrame(f.buf); s.err != nil {
+	head, err := s.frame.AppendHeader(f.head[:0:sdp.ResourceHeaderSize])
+	s.frame.OTLP = nil
+	if err != nil {
+		s.err = err
 		return false
 	}
-	s.frame.OTLP = nil
-	f.spans = append(f.spans, frameSpan{shard: s.shard, key: s.key, start: start, end: len(f.buf), items: chunk.ItemCount})
+	// The chunk lives in the scratch, reused for the next one: the frame
+	// copies it once, into its own allocation.
+	f.add(s.shard, Frame{Bytes: appendOwned(head, chunk.Request), Items: chunk.ItemCount, Key: s.key})
 	return true
+}
+
+func (f *Frames) add(shard int, frame Frame) {
+	f.routed = append(f.routed, routedFrame{shard: shard, frame: frame})
+}
+
+// appendOwned returns b, whose length must be its capacity, followed by
+// more, in a new allocation of exactly that length. Growing a full slice
+// with append allocates memory that append then fills, where make would
+// first zero it.
+func appendOwned(b, more []byte) []byte {
+	full := len(b)
+	b = append(b, more...)
+	if cap(b) <= full {
+		b = bytes.Clone(b) // more was empty: append kept b's array
+	}
+	return b[:len(b):len(b)]
+}
+
+// wholeFrame encodes frame, whose OTLP is the request holding rd alone, in
+// its own allocation, copying rd's bytes once. items must be rd's count as
+// otlpwire.WholeItemCount returns it.
+func (f *Frames) wholeFrame(frame *sdp.ResourceFrame, rd otlpwire.ResourceData, items int) ([]byte, error) {
+	size := otlpwire.RequestSize(rd)
+	// AppendHeader takes the OTLP's length from the OTLP itself, so the
+	// header is written last, in front of the request in place: head's
+	// first bytes go ahead as a placeholder, and the request's tag and
+	// length fill head to its capacity, so that appending rd's bytes
+	// allocates the frame.
+	start := f.head[: sdp.ResourceHeaderSize : sdp.ResourceHeaderSize+size-len(rd.Bytes())]
+	b := otlpwire.AppendRequest(start, rd)
+	if cap(b) <= cap(start) {
+		b = bytes.Clone(b) // rd is empty: AppendRequest kept head's array
+	}
+	b = b[:len(b):len(b)]
+	frame.ItemCount = uint32(items)
+	frame.OTLP = b[sdp.ResourceHeaderSize:]
+	_, err := frame.AppendHeader(b[:0])
+	frame.OTLP = nil
+	return b, err
 }
 
 // scratchSlack covers the request tag and length that a chunk adds around a
 // resource, with room to spare.
 const scratchSlack = 64
-
-// frameSpan locates one encoded frame in Frames.buf. Offsets rather than
-// slices are recorded because buf may be reallocated while it grows.
-type frameSpan struct {
-	shard      int
-	key        uint64
-	start, end int
-	items      int
-}
 
 // Route frames every resource of req into dst, replacing what dst held.
 // A resource holding an item that cannot fit MaxFrameBytes on its own is
@@ -196,15 +244,6 @@ func (r *Router) RouteTo(req otlpwire.Request, members *Members, dst *Frames) er
 	dst.Members = members
 	if shards == 0 {
 		return ErrNoMembers
-	}
-	// The frames of a request are about as large as the request plus a
-	// small header per resource; sizing buf up front avoids regrowth.
-	dst.buf = make([]byte, 0, len(req.Bytes())+len(req.Bytes())/16+256)
-	// A chunk is never larger than the request or MaxFrameBytes (plus the
-	// envelope SplitResource adds); a scratch that size keeps splitting
-	// free of allocations across requests.
-	if want := min(len(req.Bytes()), r.maxFrameBytes) + scratchSlack; cap(dst.scratch) < want {
-		dst.scratch = make([]byte, 0, want)
 	}
 	index := -1
 	for rd, err := range req.Resources() {
@@ -236,14 +275,35 @@ func (r *Router) routeResource(rd otlpwire.ResourceData, index int, members *Mem
 		return err
 	}
 	shard := members.Owner(key)
-	sink := dst.chunkSink()
-	sink.frame = sdp.ResourceFrame{
+	frame := sdp.ResourceFrame{
 		Signal:       uint8(rd.Signal()),
 		Shard:        uint32(shard),
 		ResourceHash: identity,
 	}
+	if otlpwire.RequestSize(rd) <= r.maxFrameBytes {
+		// The common case: the resource fits one frame, built in place.
+		items, err := otlpwire.WholeItemCount(rd)
+		if err != nil {
+			return err
+		}
+		b, err := dst.wholeFrame(&frame, rd, items)
+		if err != nil {
+			return err
+		}
+		dst.add(shard, Frame{Bytes: b, Items: items, Key: key})
+		dst.Resources++
+		return nil
+	}
+	// A chunk is never larger than MaxFrameBytes (plus the envelope
+	// SplitResource adds); a scratch that size keeps splitting free of
+	// allocations across requests.
+	if want := r.maxFrameBytes + scratchSlack; cap(dst.scratch) < want {
+		dst.scratch = make([]byte, 0, want)
+	}
+	sink := dst.chunkSink()
+	sink.frame = frame
 	sink.shard, sink.key, sink.err = shard, key, nil
-	bufMark, spanMark := len(dst.buf), len(dst.spans)
+	mark := len(dst.routed)
 	// The sequence is called with a yield function kept in dst rather than
 	// ranged over: a range loop's body closure would escape into the
 	// iterator and cost several allocations per resource.
@@ -254,7 +314,8 @@ func (r *Router) routeResource(rd otlpwire.ResourceData, index int, members *Mem
 		}
 		// Drop what was already framed of this resource so that it is
 		// either forwarded whole or not at all.
-		dst.buf, dst.spans = dst.buf[:bufMark], dst.spans[:spanMark]
+		clear(dst.routed[mark:])
+		dst.routed = dst.routed[:mark]
 		items, countErr := rd.ItemCount()
 		if countErr != nil {
 			return countErr
@@ -297,14 +358,23 @@ func (f *Frames) reset(shards int) {
 	f.Members = nil
 	f.Frames, f.Items, f.Bytes, f.Resources = 0, 0, 0, 0
 	f.Unroutable = f.Unroutable[:0]
-	f.buf = nil
-	f.spans = f.spans[:0]
+	clear(f.routed)
+	f.routed = f.routed[:0]
 }
 
-// group slices buf into frames and lays them out by shard in one backing
-// array, keeping request order within each shard.
+// Clear drops every reference f holds to the frames of the last Route,
+// keeping its scratch space: a Frames kept for reuse (in a sync.Pool) then
+// keeps no frame alive after its holder, the transport, lets it go. ByShard
+// is empty afterwards.
+func (f *Frames) Clear() {
+	f.reset(len(f.ByShard))
+	clear(f.all)
+}
+
+// group lays the routed frames out by shard in one backing array, keeping
+// request order within each shard.
 func (f *Frames) group(shards int) {
-	if len(f.spans) == 0 {
+	if len(f.routed) == 0 {
 		return
 	}
 	if cap(f.counts) < shards {
@@ -312,30 +382,26 @@ func (f *Frames) group(shards int) {
 	}
 	counts := f.counts[:shards]
 	clear(counts)
-	for _, s := range f.spans {
-		counts[s.shard]++
+	for _, rf := range f.routed {
+		counts[rf.shard]++
 	}
 	// The frame array is reused across requests: a caller that keeps frames
-	// beyond the next Route copies what it keeps (see Route).
-	if cap(f.all) < len(f.spans) {
-		f.all = make([]Frame, len(f.spans))
+	// beyond the next Route copies the Frame values it keeps (see Frames).
+	if cap(f.all) < len(f.routed) {
+		f.all = make([]Frame, len(f.routed))
 	}
-	all := f.all[:len(f.spans)]
+	all := f.all[:len(f.routed)]
 	clear(all)
 	offset := 0
 	for shard, n := range counts {
 		f.ByShard[shard] = all[offset : offset : offset+n]
 		offset += n
 	}
-	for _, s := range f.spans {
-		f.ByShard[s.shard] = append(f.ByShard[s.shard], Frame{
-			Bytes: f.buf[s.start:s.end:s.end],
-			Items: s.items,
-			Key:   s.key,
-		})
+	for _, rf := range f.routed {
+		f.ByShard[rf.shard] = append(f.ByShard[rf.shard], rf.frame)
 		f.Frames++
-		f.Items += s.items
-		f.Bytes += s.end - s.start
+		f.Items += rf.frame.Items
+		f.Bytes += len(rf.frame.Bytes)
 	}
 }
 

@@ -3,6 +3,7 @@
 package shard
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -288,8 +289,8 @@ func TestNewRouterRefusesUnknownHashVersions(t *testing.T) {
 }
 
 // The per-resource cost must not grow with allocations: a reused Frames
-// allocates only the frame bytes, once per request (the transport keeps
-// them until they are acknowledged).
+// allocates the frame bytes, one allocation per frame (the transport keeps
+// each frame until it is acknowledged), and nothing else.
 func TestRouteAllocationsPerRequest(t *testing.T) {
 	req := marshal(t, makeTraces(50, 10, 0))
 	for _, v := range []otlpwire.HashVersion{otlpwire.HashV1, otlpwire.HashV2} {
@@ -303,8 +304,145 @@ func TestRouteAllocationsPerRequest(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
-		if allocs > 1 {
-			t.Fatalf("HashV%d: Route allocated %.1f times for 50 resources, want at most 1 per request", v, allocs)
+		if allocs != 50 || f.Frames != 50 {
+			t.Fatalf("HashV%d: Route allocated %.1f times for %d frames, want one per frame", v, allocs, f.Frames)
 		}
+	}
+}
+
+// Frames cut from a large resource cost one allocation each too, once the
+// scratch has grown.
+func TestRouteAllocationsWhenSplitting(t *testing.T) {
+	req := marshal(t, makeTraces(2, 200, 1000))
+	r, _ := NewRouter(RouterSettings{Shards: 3, MaxFrameBytes: 16 << 10, HashVersion: otlpwire.HashV2})
+	var f Frames
+	if err := r.Route(req, &f); err != nil {
+		t.Fatal(err)
+	}
+	// SplitResource allocates its iterator state once per call, that is,
+	// once per resource it cuts.
+	allocs := testing.AllocsPerRun(20, func() {
+		if err := r.Route(req, &f); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if want := float64(f.Frames + 2); allocs > want {
+		t.Fatalf("Route allocated %.1f times for %d frames of 2 resources, want at most %.0f", allocs, f.Frames, want)
+	}
+}
+
+// Every frame owns its bytes, exactly its length, and they are what the
+// frame codec encodes from SplitResource's chunks: the transport rewrites a
+// frame's sequence in place and counts len(Bytes) against queue_bytes, so
+// frames must share no memory with each other, the request or the Frames.
+func TestRouteFramesOwnTheirBytes(t *testing.T) {
+	// The last resource is an empty message: its frame is the header and a
+	// 2-byte request, tag and zero length.
+	req := otlpwire.NewRequest(otlpwire.SignalTraces, append(marshal(t, makeTraces(4, 200, 100)).Bytes(), 0x0a, 0x00))
+	const maxFrame = 8 << 10
+	r, _ := NewRouter(RouterSettings{Shards: 3, MaxFrameBytes: maxFrame, HashVersion: otlpwire.HashV2})
+	// Reference: the chunks of each resource, framed by the codec.
+	var want [][]byte
+	for rd, err := range req.Resources() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, _ := rd.Resource()
+		identity, _ := res.HashWith(otlpwire.HashV2)
+		for chunk, err := range otlpwire.SplitResource(rd, maxFrame, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			rf := sdp.ResourceFrame{Signal: uint8(otlpwire.SignalTraces), Shard: uint32(Jump(identity, 3)),
+				ResourceHash: identity, ItemCount: uint32(chunk.ItemCount), OTLP: chunk.Request}
+			b, err := rf.AppendFrame(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, b)
+		}
+	}
+	var f Frames
+	// Route twice into the same Frames: the second must not touch the
+	// first's frames.
+	if err := r.Route(req, &f); err != nil {
+		t.Fatal(err)
+	}
+	var first []Frame
+	for _, fs := range f.ByShard {
+		first = append(first, fs...)
+	}
+	if err := r.Route(req, &f); err != nil {
+		t.Fatal(err)
+	}
+	var got [][]byte
+	for _, fr := range first {
+		got = append(got, fr.Bytes)
+	}
+	for _, fs := range f.ByShard {
+		for _, fr := range fs {
+			got = append(got, fr.Bytes)
+		}
+	}
+	if len(got) != 2*len(want) || len(want) <= 5 {
+		t.Fatalf("%d frames over two routes, want 2 x %d (and more than 5: some resources split)", len(got), len(want))
+	}
+	wantSet := map[string]int{}
+	for _, b := range want {
+		wantSet[string(b)] += 2
+	}
+	for i, b := range got {
+		if len(b) != cap(b) {
+			t.Fatalf("frame %d: %d bytes with capacity %d", i, len(b), cap(b))
+		}
+		wantSet[string(b)]--
+	}
+	for _, n := range wantSet {
+		if n != 0 {
+			t.Fatal("the frames differ from SplitResource's chunks framed by AppendFrame")
+		}
+	}
+	copies := make([][]byte, len(got))
+	for i, b := range got {
+		copies[i] = bytes.Clone(b)
+	}
+	clear(req.Bytes())
+	for i, b := range got {
+		for j := range b {
+			b[j] = 0xff
+		}
+		for k := range got {
+			if k != i && !bytes.Equal(got[k], copies[k]) {
+				t.Fatalf("writing frame %d changed frame %d (or clearing the request did)", i, k)
+			}
+		}
+		copy(b, copies[i])
+	}
+}
+
+// After Clear, a Frames kept for reuse references no frame of its last
+// Route, so that a pooled Frames keeps none alive.
+func TestClearDropsTheFrames(t *testing.T) {
+	r, _ := NewRouter(RouterSettings{Shards: 3, MaxFrameBytes: 8 << 10, HashVersion: otlpwire.HashV2})
+	var f Frames
+	if err := r.Route(marshal(t, makeTraces(4, 200, 100)), &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Frames < 5 {
+		t.Fatalf("%d frames, want several", f.Frames)
+	}
+	f.Clear()
+	for _, fr := range f.all[:cap(f.all)] {
+		if fr.Bytes != nil {
+			t.Fatal("the frame array still references a frame")
+		}
+	}
+	for _, rf := range f.routed[:cap(f.routed)] {
+		if rf.frame.Bytes != nil {
+			t.Fatal("the routed list still references a frame")
+		}
+	}
+	if f.Frames != 0 || len(f.ByShard) != 3 || len(f.ByShard[0])+len(f.ByShard[1])+len(f.ByShard[2]) != 0 {
+		t.Fatalf("after Clear: %d frames, ByShard %v", f.Frames, f.ByShard)
 	}
 }

@@ -156,3 +156,70 @@ func BenchmarkShardBatchFleet(b *testing.B) {
 	}
 	b.ReportMetric(testing.AllocsPerRun(10, func() { _ = route() })/10, "allocs/resource")
 }
+
+// divertTraces is the shape of issue 17's divert profile: 10 resources of
+// 10 spans of about 1.1 KB each.
+func divertTraces() ptrace.Traces {
+	td := ptrace.NewTraces()
+	for r := range 10 {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", fmt.Sprintf("service-%d", r))
+		spans := rs.ScopeSpans().AppendEmpty().Spans()
+		for s := range 10 {
+			span := spans.AppendEmpty()
+			span.SetName(fmt.Sprintf("GET /api/v1/items/%d", s))
+			span.SetTraceID(pcommon.TraceID{byte(r), byte(s), 1})
+			span.SetSpanID(pcommon.SpanID{byte(s), 1})
+			for a := range 10 {
+				span.Attributes().PutStr(fmt.Sprintf("attr.%d", a), fmt.Sprintf("%090d", a*s))
+			}
+		}
+	}
+	return td
+}
+
+// BenchmarkFrameForTransport is the stage's per-request work up to the
+// transport's Send, on an already marshalled request: route it by resource
+// into frames, lay them out as transport frames, and release the scratch.
+// Unlike BenchmarkShardBatch it leaves marshalling out and includes every
+// copy and allocation the frames cost before the socket:
+//
+//	go test -run '^$' -bench FrameForTransport -benchmem ./processor/sdpshardprocessor
+func BenchmarkFrameForTransport(b *testing.B) {
+	// The pdata fixtures are built inside each sub-benchmark and dropped
+	// once marshalled: kept alive, their pointers would make every
+	// collection the loop triggers scan them, and the profile would show
+	// the fixture's cost rather than the frames'.
+	for _, c := range []struct {
+		name   string
+		traces func() ptrace.Traces
+		shards int
+	}{{"10x10x1KB/shards=2", divertTraces, 2}, {"10x100/shards=4", benchTraces, benchShards}} {
+		b.Run(c.name, func(b *testing.B) {
+			router, err := shard.NewRouter(shard.RouterSettings{Shards: c.shards, MaxFrameBytes: MaxFrameBytes,
+				HashVersion: otlpwire.HashVersion(defaultHashVersion)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf, err := tracesMarshaler.MarshalTraces(c.traces())
+			if err != nil {
+				b.Fatal(err)
+			}
+			req := otlpwire.NewRequest(otlpwire.SignalTraces, buf)
+			members := shard.StaticMembers(make([]string, c.shards))
+			var frames routed
+			b.SetBytes(int64(len(buf)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := router.RouteTo(req, members, &frames.Frames); err != nil {
+					b.Fatal(err)
+				}
+				frames.toTransport()
+				if frames.Frames.Frames != 10 {
+					b.Fatalf("%d frames, want 10", frames.Frames.Frames)
+				}
+				frames.release()
+			}
+		})
+	}
+}

@@ -228,7 +228,7 @@ func TestSendPartRoutesAgainWhenTheMemberLeftMeanwhile(t *testing.T) {
 	var frames routed
 	require.NoError(t, router.RouteTo(otlpwire.NewRequest(otlpwire.SignalTraces, b), old.members, &frames.Frames))
 	leaving, _ := old.members.Index("consumer-1")
-	frames.detach()
+	frames.toTransport()
 	part := frames.byShard[leaving]
 	require.NotEmpty(t, part)
 

@@ -106,8 +106,10 @@ func TestStalledShardHeapStaysWithinQueueBytes(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Less(t, batches, 100_000, "the stalled shard's queue never filled")
-	// Each accepted batch left a small frame held for the stalled shard:
-	// before detach, each of them kept its whole request buffer alive.
+	// Each accepted batch left a small frame held for the stalled shard: if
+	// that frame shared memory with the rest of its request (as when the
+	// router encoded a request's frames into one buffer), each of them would
+	// keep its whole request alive.
 	require.Greater(t, batches*requestBytes, 4*(2*cfg.QueueBytes+heapSlack),
 		"the test must hold far more than the bound if frames kept their requests alive")
 	after := heapInUse()
@@ -151,4 +153,41 @@ func mustMarshal(t *testing.T, td ptrace.Traces) []byte {
 	b, err := tracesMarshaler.MarshalTraces(td)
 	require.NoError(t, err)
 	return b
+}
+
+// TestRoutedFramesCostOneAllocationEach pins what framing a batch for the
+// transport allocates with a reused scratch: each frame's own bytes, once,
+// and nothing else; the transport's frames are the router's bytes, not
+// copies of them, and after release the scratch holds none of them.
+func TestRoutedFramesCostOneAllocationEach(t *testing.T) {
+	router, err := shard.NewRouter(shard.RouterSettings{Shards: benchShards, MaxFrameBytes: MaxFrameBytes,
+		HashVersion: otlpwire.HashVersion(defaultHashVersion)})
+	require.NoError(t, err)
+	req := otlpwire.NewRequest(otlpwire.SignalTraces, mustMarshal(t, benchTraces()))
+	members := shard.StaticMembers(make([]string, benchShards))
+	var frames routed
+	run := func() {
+		require.NoError(t, router.RouteTo(req, members, &frames.Frames))
+		frames.toTransport()
+		frames.release()
+	}
+	run()
+	require.Equal(t, 10.0, testing.AllocsPerRun(20, run), "allocations per batch of 10 resources")
+
+	require.NoError(t, router.RouteTo(req, members, &frames.Frames))
+	frames.toTransport()
+	n := 0
+	for s, fs := range frames.byShard {
+		for i, f := range fs {
+			require.Equal(t, len(f.Bytes), cap(f.Bytes), "frame bytes hold exactly the frame")
+			require.Same(t, &frames.ByShard[s][i].Bytes[0], &f.Bytes[0], "the transport's frame is the router's")
+			n++
+		}
+	}
+	require.Equal(t, 10, n)
+	frames.release()
+	for _, f := range frames.all[:cap(frames.all)] {
+		require.Nil(t, f.Bytes)
+	}
+	require.Empty(t, frames.ByShard[0])
 }

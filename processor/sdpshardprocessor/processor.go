@@ -208,7 +208,7 @@ func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unr
 			zap.Stringer("signal", req.Signal()), zap.Int("resources", len(frames.Unroutable)),
 			zap.Int("items", items), zap.Error(frames.Unroutable[0].Err))
 	}
-	frames.detach()
+	frames.toTransport()
 	defer frames.release()
 	if err := p.send(ctx, f, frames.byShard); err != nil {
 		return nil, err
@@ -217,24 +217,22 @@ func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unr
 }
 
 // routed is one batch's routing scratch: what the router framed and, by
-// shard, the transport's frames, each with its own copy of its bytes.
+// shard, the same frames as the transport's Frame values.
 type routed struct {
 	shard.Frames
 	byShard [][]transport.Frame
 	all     []transport.Frame // backs byShard
 }
 
-// detach gives every frame its own exact-size copy of its bytes. The router
-// encodes all frames of a request into one buffer, and the transport holds
-// a frame until its sidecar acknowledges it: without the copy, one frame
-// still held for a stalled shard would keep the whole request's buffer alive
-// while queue_bytes counts only that frame, so memory would not be bounded
-// by queue_bytes. With it, what a shard holds is what its queue counts (plus
-// the allocator's size-class rounding, at most 12.5% for frames above 1 KiB).
-// The copy costs one allocation per frame and a copy of the bytes, small
-// next to marshalling the batch. The transport.Frame values live in arrays
-// reused across batches: Client.Send keeps only the bytes.
-func (r *routed) detach() {
+// toTransport lays the router's frames out as the transport's Frame values,
+// without copying their bytes. The transport holds a frame until its
+// sidecar acknowledges it, and queue_bytes counts len(Bytes): each frame
+// owns exactly its bytes (see shard.Frame), so what a shard holds is what
+// its queue counts (plus the allocator's size-class rounding, at most 12.5%
+// for frames above 1 KiB), and no held frame keeps the rest of its request
+// alive. The transport.Frame values live in arrays reused across batches:
+// Client.Send keeps only the bytes.
+func (r *routed) toTransport() {
 	if cap(r.all) < r.Frames.Frames {
 		r.all = make([]transport.Frame, r.Frames.Frames)
 	}
@@ -246,7 +244,7 @@ func (r *routed) detach() {
 	for shard, fs := range r.ByShard {
 		start := len(all)
 		for _, f := range fs {
-			all = append(all, transport.Frame{Bytes: append([]byte(nil), f.Bytes...), Items: f.Items, Key: f.Key})
+			all = append(all, transport.Frame{Bytes: f.Bytes, Items: f.Items, Key: f.Key})
 		}
 		r.byShard[shard] = all[start:len(all):len(all)]
 	}
@@ -257,6 +255,7 @@ func (r *routed) detach() {
 func (r *routed) release() {
 	clear(r.all[:cap(r.all)])
 	clear(r.byShard)
+	r.Frames.Clear()
 }
 
 // send hands every shard its frames and, with wait_for_ack, waits until all
