@@ -78,6 +78,10 @@ type Config struct {
 	// closes a file unused for that long.
 	MaxOpenFiles    int
 	FileIdleTimeout time.Duration
+	// CPUProfile, if set, is the file cmd/sdp-sidecar writes a CPU profile
+	// of its whole run to (runtime/pprof), at exit; a Sidecar itself does
+	// not use it.
+	CPUProfile string
 	// Logger receives events; nil logs nothing.
 	Logger *zap.Logger
 	// Out receives the printed statistics; nil prints nothing.
@@ -254,6 +258,7 @@ func ParseFlags(args []string, output io.Writer) (Config, error) {
 	fs.BoolVar(&c.Fsync, "fsync", false, "mode file: sync files to stable storage before acknowledging the frames written to them")
 	fs.IntVar(&c.MaxOpenFiles, "max-open-files", c.MaxOpenFiles, "mode file: files held open at once; the least recently used idle one is closed to open another")
 	durationVar(fs, &c.FileIdleTimeout, "file-idle-timeout", c.FileIdleTimeout, "mode file: close a file not written for this `duration`")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this `file` at exit (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
