@@ -147,14 +147,22 @@ func (p Plan) Run(ctx context.Context) ([]Measurement, []Failure, error) {
 
 // Profile runs one case with the pprof extension, under load for seconds +
 // 2 s, takes a CPU profile of seconds from the Collector into path and
-// returns `go tool pprof -top` output, by flat and by cumulative time.
+// returns `go tool pprof -top` output, by flat and by cumulative time. Each
+// sidecar of the case writes a profile of its whole run (warm-up included)
+// next to path, PATH-sidecar-N.pprof, whose flat top follows.
 func (p Plan) Profile(ctx context.Context, c Case, seconds int, path, goTool string) (string, error) {
 	pl, err := NewPayload(c.Signal, p.Shape)
 	if err != nil {
 		return "", err
 	}
-	_, err = runCase(ctx, p.Options, c, pl, time.Duration(seconds+2)*time.Second, func(endpoint string) error {
-		return fetchProfile(ctx, endpoint, time.Second, seconds, path)
+	sidecarPath := func(i int) string {
+		return strings.TrimSuffix(path, filepath.Ext(path)) + fmt.Sprintf("-sidecar-%d.pprof", i)
+	}
+	_, err = runCase(ctx, p.Options, c, pl, time.Duration(seconds+2)*time.Second, &profiling{
+		fetch: func(endpoint string) error {
+			return fetchProfile(ctx, endpoint, time.Second, seconds, path)
+		},
+		sidecar: sidecarPath,
 	})
 	if err != nil {
 		return "", err
@@ -164,5 +172,16 @@ func (p Plan) Profile(ctx context.Context, c Case, seconds int, path, goTool str
 		return flat, err
 	}
 	cum, err := pprofTop(goTool, path, 25, true)
-	return flat + "\n" + cum, err
+	out := flat + "\n" + cum
+	if err != nil {
+		return out, err
+	}
+	for i := range c.Scenario.Sidecars {
+		top, err := pprofTop(goTool, sidecarPath(i), 25, false)
+		out += fmt.Sprintf("\nsidecar %d (%s):\n%s", i, sidecarPath(i), top)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }

@@ -63,10 +63,19 @@ type Measurement struct {
 	Retries         int64
 }
 
+// profiling is what runCase does to profile a case: fetch is called during
+// the load with the Collector's pprof endpoint, and sidecar names the file
+// each sidecar writes its own CPU profile to (-cpuprofile) when it stops.
+type profiling struct {
+	fetch   func(endpoint string) error
+	sidecar func(i int) string
+}
+
 // runCase starts the system under test of c, drives it and stops it. When
-// prof is not nil the Collector runs with the pprof extension and prof is
-// called during the load with its endpoint; the load then lasts duration.
-func runCase(ctx context.Context, o Options, c Case, payload Payload, duration time.Duration, prof func(endpoint string) error) (m Measurement, err error) {
+// prof is not nil the Collector runs with the pprof extension, the sidecars
+// with -cpuprofile, and prof.fetch is called during the load; the load then
+// lasts duration.
+func runCase(ctx context.Context, o Options, c Case, payload Payload, duration time.Duration, prof *profiling) (m Measurement, err error) {
 	m.Case = c
 	dir, err := os.MkdirTemp(o.WorkDir, "case")
 	if err != nil {
@@ -95,9 +104,11 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 	for i := range c.Scenario.Sidecars {
 		socket := filepath.Join(dir, fmt.Sprintf("s%d.sock", i))
 		stats := filepath.Join(dir, fmt.Sprintf("sidecar-%d.json", i))
-		p, err := startProcess(fmt.Sprintf("sidecar-%d", i), o.Sidecar,
-			[]string{"-listen", "unix://" + socket, "-mode", "count", "-stats-file", stats, "-stats-interval", "100ms"},
-			nil, filepath.Join(dir, fmt.Sprintf("sidecar-%d.log", i)))
+		args := []string{"-listen", "unix://" + socket, "-mode", "count", "-stats-file", stats, "-stats-interval", "100ms"}
+		if prof != nil {
+			args = append(args, "-cpuprofile", prof.sidecar(i))
+		}
+		p, err := startProcess(fmt.Sprintf("sidecar-%d", i), o.Sidecar, args, nil, filepath.Join(dir, fmt.Sprintf("sidecar-%d.log", i)))
 		if err != nil {
 			return m, err
 		}
@@ -170,7 +181,7 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 	load.Duration = duration
 	profErr := make(chan error, 1)
 	if prof != nil {
-		go func() { profErr <- prof(pprofEndpoint) }()
+		go func() { profErr <- prof.fetch(pprofEndpoint) }()
 	}
 	start := time.Now()
 	res, err := load.Run(ctx)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 
 	"go.uber.org/zap"
@@ -41,6 +42,18 @@ func run(args []string) int {
 	}
 	defer logger.Sync()
 	cfg.Logger = logger
+	if cfg.CPUProfile != "" {
+		stop, err := startCPUProfile(cfg.CPUProfile)
+		if err != nil {
+			logger.Error("Cannot start the CPU profile", zap.Error(err))
+			return 1
+		}
+		defer func() {
+			if err := stop(); err != nil {
+				logger.Error("Cannot write the CPU profile", zap.String("path", cfg.CPUProfile), zap.Error(err))
+			}
+		}()
+	}
 	cfg.Out = os.Stdout
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(cfg.HeapLimit())
@@ -59,4 +72,21 @@ func run(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// startCPUProfile profiles the process's CPU into path until the returned
+// stop is called, which writes the rest of the profile and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }

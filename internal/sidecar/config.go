@@ -63,7 +63,7 @@ type Config struct {
 	// arrived whole that long after its first byte.
 	HelloTimeout, IdleTimeout, FrameTimeout time.Duration
 	// ReadBudget bounds the bytes of all frames in progress beyond the
-	// first 64 KiB of each (transport.Server.ReadBudget).
+	// first 128 KiB of each (transport.Server.ReadBudget).
 	ReadBudget int
 	// SocketMode is the permission of the unix sockets.
 	SocketMode os.FileMode
@@ -78,6 +78,10 @@ type Config struct {
 	// closes a file unused for that long.
 	MaxOpenFiles    int
 	FileIdleTimeout time.Duration
+	// CPUProfile, if set, is the file cmd/sdp-sidecar writes a CPU profile
+	// of its whole run to (runtime/pprof), at exit; a Sidecar itself does
+	// not use it.
+	CPUProfile string
 	// Logger receives events; nil logs nothing.
 	Logger *zap.Logger
 	// Out receives the printed statistics; nil prints nothing.
@@ -229,7 +233,7 @@ func ParseFlags(args []string, output io.Writer) (Config, error) {
 	durationVar(fs, &c.HelloTimeout, "hello-timeout", c.HelloTimeout, "close a connection that has not sent its Hello (and finished TLS) within this `duration`")
 	durationVar(fs, &c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close a connection on which no frame starts for this `duration`")
 	durationVar(fs, &c.FrameTimeout, "frame-timeout", c.FrameTimeout, "close a connection whose frame has not arrived whole this `duration` after its first byte")
-	fs.Func("read-budget", "`size` of all frames in progress together beyond 64 KiB each, in bytes or with a KiB, MiB or GiB suffix (default 64MiB)", func(v string) error {
+	fs.Func("read-budget", "`size` of all frames in progress together beyond 128 KiB each, in bytes or with a KiB, MiB or GiB suffix (default 64MiB)", func(v string) error {
 		n, err := parseSize(v)
 		if err != nil {
 			return err
@@ -254,6 +258,7 @@ func ParseFlags(args []string, output io.Writer) (Config, error) {
 	fs.BoolVar(&c.Fsync, "fsync", false, "mode file: sync files to stable storage before acknowledging the frames written to them")
 	fs.IntVar(&c.MaxOpenFiles, "max-open-files", c.MaxOpenFiles, "mode file: files held open at once; the least recently used idle one is closed to open another")
 	durationVar(fs, &c.FileIdleTimeout, "file-idle-timeout", c.FileIdleTimeout, "mode file: close a file not written for this `duration`")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this `file` at exit (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -344,18 +349,20 @@ func formatSize(n int) string {
 }
 
 // Memory terms of the bound that cmd/sdp-sidecar/README.md states: the
-// process, each connection's heap (buffers, goroutine, TLS state and
-// collection slack) and its frame space outside the heap.
+// process, each connection's heap (a few KiB of buffers, goroutine, TLS
+// state and collection slack) and its read space outside the heap. The
+// heap term was 192 KiB while a connection also held a 64 KiB read buffer
+// in the heap; that buffer is now part of the read space.
 const (
 	baseMemory       = 32 << 20
-	connHeapMemory   = 192 << 10
+	connHeapMemory   = 128 << 10
 	connMappedMemory = transport.FreeFrameBytes
 	probationConns   = 1
 )
 
 // HeapLimit is the soft limit for the Go heap that the bound on the
-// sidecar's memory allows: 32 MiB plus 192 KiB per connection. Frame
-// payloads beyond the first 64 KiB are read outside the heap, under
+// sidecar's memory allows: 32 MiB plus 128 KiB per connection. Frames are
+// read outside the heap: 128 KiB per connection, and beyond that under
 // -read-budget. cmd/sdp-sidecar sets it as the runtime's memory limit
 // (unless GOMEMLIMIT is set), so that garbage left by connections that
 // came and went is collected before the heap outgrows it.
@@ -365,7 +372,7 @@ func (c Config) HeapLimit() int64 {
 }
 
 // MemoryBound is the most resident memory the sidecar needs with c's
-// limits: HeapLimit, the first 64 KiB of each connection's frame, and
+// limits: HeapLimit, each connection's 128 KiB of read space, and
 // -read-budget. That is 32 MiB + (max-conns + 1) × 256 KiB + read-budget.
 func (c Config) MemoryBound() int64 {
 	conns := int64(cmp.Or(c.MaxConns, transport.DefaultMaxConns) + probationConns)

@@ -613,7 +613,8 @@ func (*connectCounter) Undelivered(uint32, int, int)           {}
 
 func TestMemoryBoundIsTheREADMEFormula(t *testing.T) {
 	// 32 MiB + (max-conns + 1) × 256 KiB + read-budget, as
-	// cmd/sdp-sidecar/README.md states it.
+	// cmd/sdp-sidecar/README.md states it: of each connection's 256 KiB,
+	// 128 KiB are its share of the heap and 128 KiB its read space.
 	for _, tc := range []struct {
 		maxConns, budget int
 		want             int64
@@ -625,7 +626,7 @@ func TestMemoryBoundIsTheREADMEFormula(t *testing.T) {
 		if got := c.MemoryBound(); got != tc.want {
 			t.Errorf("MemoryBound with -max-conns %d -read-budget %d = %d, want %d", tc.maxConns, tc.budget, got, tc.want)
 		}
-		if got, want := c.HeapLimit(), tc.want-int64(cmp.Or(tc.budget, 64<<20))-int64(cmp.Or(tc.maxConns, 256)+1)*(64<<10); got != want {
+		if got, want := c.HeapLimit(), tc.want-int64(cmp.Or(tc.budget, 64<<20))-int64(cmp.Or(tc.maxConns, 256)+1)*(128<<10); got != want {
 			t.Errorf("HeapLimit with -max-conns %d = %d, want %d", tc.maxConns, got, want)
 		}
 	}

@@ -466,14 +466,15 @@ func TestParseFlags(t *testing.T) {
 	cfg, err := ParseFlags([]string{
 		"-listen", "unix:///tmp/a.sock,tcp://127.0.0.1:7001", "-listen", "tcp://127.0.0.1:7002",
 		"-mode", "file", "-dir", "/tmp/out", "-ack-delay", "5ms", "-ack-status", "1",
-		"-stats-interval", "1s", "-stats-file", "/tmp/s.json",
+		"-stats-interval", "1s", "-stats-file", "/tmp/s.json", "-cpuprofile", "/tmp/cpu.pprof",
 	}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(cfg.Listen, " ") != "unix:///tmp/a.sock tcp://127.0.0.1:7001 tcp://127.0.0.1:7002" ||
 		cfg.Mode != ModeFile || cfg.Dir != "/tmp/out" || cfg.AckDelay != 5*time.Millisecond ||
-		cfg.AckStatus != sdp.AckRetry || cfg.StatsInterval != time.Second || cfg.StatsFile != "/tmp/s.json" {
+		cfg.AckStatus != sdp.AckRetry || cfg.StatsInterval != time.Second || cfg.StatsFile != "/tmp/s.json" ||
+		cfg.CPUProfile != "/tmp/cpu.pprof" {
 		t.Errorf("parsed %+v", cfg)
 	}
 	for _, tc := range []struct {

@@ -3,8 +3,10 @@
 package transport
 
 import (
+	"bufio"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -96,4 +98,93 @@ func benchTransport(b *testing.B, network string, size, perSend, senders int) {
 	wg.Wait()
 	b.ReportMetric(float64(b.N*perSend)/b.Elapsed().Seconds(), "frames/s")
 	b.ReportMetric(float64(processCPU(b)-cpu)/float64(b.N*perSend), "cpu-ns/frame")
+}
+
+// BenchmarkServerReadFrames measures the Server alone: a plain unix socket
+// connection writes pre-encoded ResourceFrames, 64 per write, while another
+// goroutine reads the Acks, against a Handler that only accepts. There is
+// no Client, so ns/frame and cpu-ns/frame are the Server's own cost (plus
+// one write per 64 frames and the Ack reads). 11KiB is the size of the
+// end-to-end benchmark's trace frames; 512KiB frames, 4 per write, take the
+// read-budget path.
+func BenchmarkServerReadFrames(b *testing.B) {
+	for _, size := range []int{256, 11 << 10, 512 << 10} {
+		perWrite := 64
+		if size > FreeFrameBytes {
+			perWrite = 4
+		}
+		b.Run(fmt.Sprintf("%dB", size), func(b *testing.B) {
+			benchServerFrames(b, size, perWrite)
+		})
+	}
+}
+
+func benchServerFrames(b *testing.B, size, perWrite int) {
+	l, endpoint := listen(b, "unix")
+	srv := &Server{Handler: HandlerFunc(func(*sdp.Hello, *sdp.ResourceFrame) (sdp.AckStatus, string) {
+		return sdp.AckAccepted, ""
+	})}
+	go srv.Serve(l)
+	defer srv.Shutdown(b.Context())
+	network, address, err := ParseEndpoint(endpoint)
+	if err != nil {
+		b.Fatal(err)
+	}
+	conn, err := net.Dial(network, address)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	hello, err := (&sdp.Hello{ProtocolVersion: sdp.ProtocolVersion, Sender: "bench", Shard: 1, ShardCount: 4}).AppendFrame(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := conn.Write(hello); err != nil {
+		b.Fatal(err)
+	}
+	frame := testFrame(b, "bench", size).Bytes
+	var batch []byte
+	for range perWrite {
+		batch = append(batch, frame...)
+	}
+	frames := b.N * perWrite
+
+	acked := make(chan error, 1)
+	go func() {
+		r := sdp.NewReader(bufio.NewReader(conn), sdp.DefaultMaxFrameSize)
+		var ack sdp.Ack
+		for {
+			_, payload, err := r.Next()
+			if err == nil {
+				err = ack.DecodePayload(payload)
+			}
+			if err == nil && ack.Status != sdp.AckAccepted {
+				err = fmt.Errorf("frame %d answered %s", ack.Sequence, ack.Status)
+			}
+			if err != nil || ack.Sequence == uint64(frames) {
+				acked <- err
+				return
+			}
+		}
+	}()
+	b.SetBytes(int64(perWrite * len(frame)))
+	b.ResetTimer()
+	cpu := processCPU(b)
+	seq := uint64(0)
+	for range b.N {
+		for off := 0; off < len(batch); off += len(frame) {
+			seq++
+			if err := sdp.SetSequence(batch[off:], seq); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := conn.Write(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := <-acked; err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/frame")
+	b.ReportMetric(float64(processCPU(b)-cpu)/float64(frames), "cpu-ns/frame")
 }

@@ -4,6 +4,7 @@ package transport
 
 import (
 	"errors"
+	"math"
 	"net"
 	"sync/atomic"
 	"time"
@@ -47,9 +48,22 @@ func (s *Server) leastUsefulLocked(eligible func(*connState) bool) (net.Conn, *c
 }
 
 // touch records that bytes arrived now.
-func (st *connState) touch() { st.last.Store(time.Now().UnixNano()) }
+func (st *connState) touch() { st.touchAt(time.Now()) }
 
-// lastRead is when bytes last arrived (or when it was accepted).
+// touchAt records that bytes arrived at now, or that the connection, busy
+// until now, waits for bytes from now on.
+func (st *connState) touchAt(now time.Time) { st.last.Store(now.UnixNano()) }
+
+// markBusy records that the connection's frames are being handled: until
+// the next touch it counts as having received bytes just now.
+func (st *connState) markBusy() { st.last.Store(busyConn) }
+
+// busyConn is connState.last of a connection marked busy: the latest time
+// there is, so that it is never quiet.
+const busyConn = math.MaxInt64
+
+// lastRead is when bytes last arrived (or when it was accepted); the
+// latest time there is while the connection is busy.
 func (st *connState) lastRead() time.Time { return time.Unix(0, st.last.Load()) }
 
 // evictOldestWaitingLocked closes the connection that has waited longest

@@ -35,6 +35,9 @@ func fuzzFrame(seq uint64, signal uint8, shard uint32) []byte {
 	return b
 }
 
+// seedTwoFrames is FuzzServerStream's seed of a Hello and two valid frames.
+var seedTwoFrames []byte
+
 // FuzzServerStream runs arbitrary bytes through a Server connection and
 // checks that whatever reaches the Handler is what the protocol admits:
 // frames numbered 1, 2, ... of the Hello's shard and a defined signal, each
@@ -44,7 +47,8 @@ func FuzzServerStream(f *testing.F) {
 	hello, _ := (&sdp.Hello{ProtocolVersion: 1, Sender: "fuzz", Shard: 2, ShardCount: 3}).AppendFrame(nil)
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	f.Add(hello)
-	f.Add(cat(hello, fuzzFrame(1, 1, 2), fuzzFrame(2, 3, 2)))
+	seedTwoFrames = cat(hello, fuzzFrame(1, 1, 2), fuzzFrame(2, 3, 2))
+	f.Add(seedTwoFrames)
 	f.Add(cat(hello, fuzzFrame(1, 1, 2), fuzzFrame(2, 1, 1)))
 	f.Add(cat(hello, fuzzFrame(1, 9, 2)))
 	f.Add(cat(hello, fuzzFrame(2, 1, 2)))
@@ -63,8 +67,18 @@ func FuzzServerStream(f *testing.F) {
 			return sdp.AckStatus(len(handled) % 3), "detail"
 		})}
 		conn := &streamConn{in: bytes.NewReader(stream)}
+		// Registered as Serve registers an accepted connection: without
+		// it the connection would count as evicted at its Hello and no
+		// frame would be read.
+		srv.mu.Lock()
+		srv.initLocked()
+		srv.conns[conn] = &connState{}
+		srv.mu.Unlock()
 		log := slog.New(slog.DiscardHandler)
 		srv.serveFrames(conn, &log)
+		if bytes.Equal(stream, seedTwoFrames) && len(handled) != 2 {
+			t.Fatalf("the seed of two valid frames got %d frames handled, want 2", len(handled))
+		}
 		for i, fr := range handled {
 			if fr.Sequence != uint64(i+1) || fr.Shard != hello.Shard || fr.Signal < 1 || fr.Signal > 4 || hello.Shard >= hello.ShardCount {
 				t.Fatalf("handled frame %d: %+v under %+v", i, fr, hello)

@@ -200,14 +200,13 @@ func (s *Server) serveFrames(conn net.Conn, log **slog.Logger) error {
 	idle := orDefault(s.IdleTimeout, DefaultIdleTimeout)
 	writeTimeout := orDefault(s.AckWriteTimeout, DefaultAckWriteTimeout)
 	frameTimeout := orDefault(s.FrameTimeout, DefaultFrameTimeout)
-	in := bufio.NewReaderSize(conn, 64<<10)
 	s.mu.Lock()
 	st := s.conns[conn]
 	s.mu.Unlock()
 	if st == nil {
 		return errEvicted
 	}
-	r := &frameReader{s: s, conn: conn, st: st, in: in, max: s.maxFrameBytes() - sdp.HeaderSize}
+	r := &frameReader{s: s, conn: conn, st: st, max: s.maxFrameBytes() - sdp.HeaderSize}
 	defer r.close()
 	out := bufio.NewWriterSize(conn, 4<<10)
 	syncer, _ := s.Handler.(Syncer)
@@ -301,12 +300,9 @@ func (s *Server) serveFrames(conn net.Conn, log **slog.Logger) error {
 		if f.Shard != hello.Shard {
 			return protocolError("frame %d has shard %d, but the connection's Hello is for shard %d of %d", want, f.Shard, hello.Shard, hello.ShardCount)
 		}
-		// A connection whose frame is being handled is busy, not quiet,
-		// however long the handler takes (fsync, a forward that pushes
-		// back): it must not qualify for eviction meanwhile.
-		r.st.touch()
+		// The reader marked the connection busy until its next read, so
+		// that it does not qualify for eviction while frames are handled.
 		status, detail := s.Handler.HandleFrame(&hello, &f)
-		r.st.touch()
 		f.OTLP = nil
 		r.done()
 		if delay != nil {
@@ -318,8 +314,9 @@ func (s *Server) serveFrames(conn net.Conn, log **slog.Logger) error {
 			}
 		}
 		pending = append(pending, pendingAck{seq: want, status: status, detail: detail})
-		// Acks of frames that already sit in the read buffer go out together.
-		if !frameBuffered(in) || len(pending) >= maxPendingAcks {
+		// Acks of frames that already sit in the read buffer go out
+		// together: one write per read.
+		if !r.frameBuffered() || len(pending) >= maxPendingAcks {
 			if err := flush(); err != nil {
 				return err
 			}
@@ -336,18 +333,4 @@ func (s *Server) serveFrames(conn net.Conn, log **slog.Logger) error {
 func coalesces(a pendingAck, next []pendingAck) bool {
 	return len(next) > 0 && a.status == sdp.AckAccepted && a.detail == "" &&
 		next[0].status == sdp.AckAccepted && next[0].detail == ""
-}
-
-// frameBuffered reports whether a whole frame waits in in, so that reading
-// it cannot block.
-func frameBuffered(in *bufio.Reader) bool {
-	if in.Buffered() < sdp.HeaderSize {
-		return false
-	}
-	b, err := in.Peek(sdp.HeaderSize)
-	if err != nil {
-		return false
-	}
-	h, err := sdp.ParseHeader(b)
-	return err != nil || uint64(in.Buffered()) >= sdp.HeaderSize+uint64(h.Length)
 }

@@ -66,15 +66,16 @@ func (fn HandlerFunc) HandleFrame(hello *sdp.Hello, f *sdp.ResourceFrame) (sdp.A
 //
 // Memory is bounded by the configuration: before its Hello a connection
 // holds a few KiB (the Hello is read under sdp.MaxHelloFrameSize), after it
-// about 70 KiB of buffers plus the first FreeFrameBytes of the frame being
-// read; the rest of every frame in progress is read in steps taken from
-// ReadBudget, which all connections share, so a partial frame holds what
-// it received plus at most one step and all of them together at most
-// ReadBudget. At most MaxConns connections are open (one more while it
-// waits for its Hello). On unix systems frames are read into memory
-// mappings whose pages go back to the system as soon as a frame is handled
-// or its connection closes. Set the fields before Serve and do not copy a
-// Server after first use.
+// a few KiB of buffers plus FreeFrameBytes of read space, where frames are
+// read in bulk and handed to the Handler in place; the rest of every frame
+// larger than that is read in steps taken from ReadBudget, which all
+// connections share, so a partial frame holds what it received plus at
+// most one step and all of them together at most ReadBudget. At most
+// MaxConns connections are open (one more while it waits for its Hello).
+// On unix systems frames are read into memory mappings whose pages beyond
+// the read space go back to the system as soon as a frame is handled, and
+// all of them when its connection closes. Set the fields before Serve and
+// do not copy a Server after first use.
 type Server struct {
 	// Handler takes the frames.
 	Handler Handler
