@@ -30,6 +30,7 @@ func (c *Client) readAcks(conn net.Conn) error {
 	r := sdp.NewReader(in, sdp.MaxAckFrameSize)
 	var ack sdp.Ack
 	var settled []*batch
+	var released [][]byte
 	for {
 		h, payload, err := r.Next()
 		if err != nil {
@@ -48,27 +49,33 @@ func (c *Client) readAcks(conn net.Conn) error {
 		if err := ack.DecodePayload(payload); err != nil {
 			return fmt.Errorf("%w: decoding Ack: %w", ErrProtocol, err)
 		}
-		settled, err = c.handleAck(&ack, settled[:0])
+		settled, released, err = c.handleAck(&ack, settled[:0], released[:0])
 		if err != nil {
 			return err
 		}
 		callSettled(settled)
 		clear(settled)
+		for _, b := range released {
+			c.set.ReleaseFrame(b)
+		}
+		clear(released)
 	}
 }
 
 // handleAck settles, returns to the queue or rejects the in-flight frames
-// that ack covers, and returns the batches that it completed.
-func (c *Client) handleAck(ack *sdp.Ack, settled []*batch) ([]*batch, error) {
+// that ack covers, and returns the batches that it completed and, when the
+// client releases frames, the bytes of the frames it settled.
+func (c *Client) handleAck(ack *sdp.Ack, settled []*batch, released [][]byte) ([]*batch, [][]byte, error) {
 	if ack.Status > sdp.AckRejected {
-		return settled, fmt.Errorf("%w: sidecar sent Ack status %d, which the protocol does not define", ErrProtocol, ack.Status)
+		return settled, released, fmt.Errorf("%w: sidecar sent Ack status %d, which the protocol does not define", ErrProtocol, ack.Status)
 	}
 	c.mu.Lock()
 	if ack.Sequence > c.seq {
 		seq := c.seq
 		c.mu.Unlock()
-		return settled, fmt.Errorf("%w: sidecar acknowledged sequence %d but only %d frames were sent", ErrProtocol, ack.Sequence, seq)
+		return settled, released, fmt.Errorf("%w: sidecar acknowledged sequence %d but only %d frames were sent", ErrProtocol, ack.Sequence, seq)
 	}
+	release := c.set.ReleaseFrame != nil
 	now := time.Now()
 	frames, items := 0, 0
 	var retry []*entry
@@ -80,6 +87,9 @@ func (c *Client) handleAck(ack *sdp.Ack, settled []*batch) ([]*batch, error) {
 		e := c.inflight.pop()
 		frames++
 		items += e.items
+		if release && ack.Status != sdp.AckRetry {
+			released = append(released, e.frame)
+		}
 		switch ack.Status {
 		case sdp.AckAccepted:
 			settled = c.settleLocked(e, nil, settled)
@@ -126,7 +136,7 @@ func (c *Client) handleAck(ack *sdp.Ack, settled []*batch) ([]*batch, error) {
 		c.log.Warn("Sidecar rejected frames; they are not retried", slog.Int("frames", frames), slog.Int("items", items), slog.String("detail", Truncate(ack.Detail)))
 	}
 	c.signal()
-	return settled, nil
+	return settled, released, nil
 }
 
 // oversizedAck handles an Ack frame over sdp.MaxAckFrameSize, a protocol

@@ -97,6 +97,16 @@ type ClientSettings struct {
 	// meant for tcp:// endpoints; when ServerName is empty it is taken
 	// from the endpoint's host.
 	TLS *tls.Config
+	// ReleaseFrame, if not nil, is called with a frame's bytes once its
+	// sidecar has answered it (accepted or rejected) and the client holds
+	// them no more, so that the sender may reuse the memory. The sidecar
+	// answers a frame only after receiving all of it, so no write still
+	// reads those bytes. Frames settled otherwise (undelivered at
+	// shutdown, failed by a protocol error, taken back by CloseAndTake)
+	// are not released: whoever may still hold them, they are left to the
+	// garbage collector. It is called without the client's lock held, from
+	// the goroutine that reads Acks, and must not block.
+	ReleaseFrame func(frame []byte)
 }
 
 // Client sends one shard's frames to its sidecar with at-least-once
