@@ -89,11 +89,12 @@ type Unroutable struct {
 }
 
 // Frame is one encoded SDP ResourceFrame and the number of items (spans,
-// metric data points or log records) it carries. Bytes is an allocation of
-// its own, exactly the frame's length and capacity, shared with nothing
-// else: whoever keeps the frame (a transport queue until the sidecar
-// acknowledges it) keeps those bytes alive and no more, and may write into
-// them. The Frame values themselves live in an array that Frames reuses.
+// metric data points or log records) it carries. Bytes is memory of its
+// own, shared with nothing else: a heap allocation of exactly the frame's
+// length and capacity, or a buffer from Frames.Alloc. Whoever keeps the
+// frame (a transport queue until the sidecar acknowledges it) keeps those
+// bytes alive and no more, and may write into them. The Frame values
+// themselves live in an array that Frames reuses.
 type Frame struct {
 	Bytes []byte
 	Items int
@@ -121,6 +122,12 @@ type Frames struct {
 	Resources int
 	// Unroutable lists resources that could not be framed, in request order.
 	Unroutable []Unroutable
+	// Alloc, if not nil, provides the memory of each frame: a buffer of
+	// length n whose contents are unspecified, which the frame overwrites
+	// entirely (a pool that the frames go back to once their sidecar
+	// answered them, for example). Its capacity may exceed n. Nil
+	// allocates every frame on the heap, at exactly its length.
+	Alloc func(n int) []byte
 
 	// head holds a frame's header, and for a whole resource its request's
 	// tag and length, before the frame gets its own allocation.
@@ -176,7 +183,7 @@ func (s *chunkSink) add(chunk otlpwire.Chunk, err error) bool {
 	}
 	// The chunk lives in the scratch, reused for the next one: the frame
 	// copies it once, into its own allocation.
-	f.add(s.shard, Frame{Bytes: appendOwned(head, chunk.Request), Items: chunk.ItemCount, Key: s.key})
+	f.add(s.shard, Frame{Bytes: f.own(head, chunk.Request), Items: chunk.ItemCount, Key: s.key})
 	return true
 }
 
@@ -188,6 +195,17 @@ func (f *Frames) add(shard int, frame Frame) {
 // more, in a new allocation of exactly that length. Growing a full slice
 // with append allocates memory that append then fills, where make would
 // first zero it.
+// own returns head followed by more in memory of the frame's own: from
+// Alloc when set, else as appendOwned.
+func (f *Frames) own(head, more []byte) []byte {
+	if f.Alloc == nil {
+		return appendOwned(head, more)
+	}
+	b := f.Alloc(len(head) + len(more))
+	copy(b[copy(b, head):], more)
+	return b
+}
+
 func appendOwned(b, more []byte) []byte {
 	full := len(b)
 	b = append(b, more...)
@@ -207,12 +225,17 @@ func (f *Frames) wholeFrame(frame *sdp.ResourceFrame, rd otlpwire.ResourceData, 
 	// first bytes go ahead as a placeholder, and the request's tag and
 	// length fill head to its capacity, so that appending rd's bytes
 	// allocates the frame.
-	start := f.head[: sdp.ResourceHeaderSize : sdp.ResourceHeaderSize+size-len(rd.Bytes())]
-	b := otlpwire.AppendRequest(start, rd)
-	if cap(b) <= cap(start) {
-		b = bytes.Clone(b) // rd is empty: AppendRequest kept head's array
+	var b []byte
+	if f.Alloc != nil {
+		b = otlpwire.AppendRequest(f.Alloc(sdp.ResourceHeaderSize + size)[:sdp.ResourceHeaderSize], rd)
+	} else {
+		start := f.head[: sdp.ResourceHeaderSize : sdp.ResourceHeaderSize+size-len(rd.Bytes())]
+		b = otlpwire.AppendRequest(start, rd)
+		if cap(b) <= cap(start) {
+			b = bytes.Clone(b) // rd is empty: AppendRequest kept head's array
+		}
+		b = b[:len(b):len(b)]
 	}
-	b = b[:len(b):len(b)]
 	frame.ItemCount = uint32(items)
 	frame.OTLP = b[sdp.ResourceHeaderSize:]
 	_, err := frame.AppendHeader(b[:0])

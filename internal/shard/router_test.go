@@ -446,3 +446,46 @@ func TestClearDropsTheFrames(t *testing.T) {
 		t.Fatalf("after Clear: %d frames, ByShard %v", f.Frames, f.ByShard)
 	}
 }
+
+// With Alloc, every frame is built in the buffer Alloc returns for its
+// exact length, one per frame, and the bytes are the same as on the heap
+// whatever the buffer held before: a pool hands out memory it does not
+// clear.
+func TestRouteBuildsFramesInAllocatedMemory(t *testing.T) {
+	req := otlpwire.NewRequest(otlpwire.SignalTraces, append(marshal(t, makeTraces(4, 200, 100)).Bytes(), 0x0a, 0x00))
+	r, _ := NewRouter(RouterSettings{Shards: 3, MaxFrameBytes: 8 << 10, HashVersion: otlpwire.HashV2})
+	var heap Frames
+	if err := r.Route(req, &heap); err != nil {
+		t.Fatal(err)
+	}
+	var given [][]byte
+	pooled := Frames{Alloc: func(n int) []byte {
+		b := bytes.Repeat([]byte{0xee}, n+n/8+1)[:n]
+		given = append(given, b)
+		return b
+	}}
+	if err := r.Route(req, &pooled); err != nil {
+		t.Fatal(err)
+	}
+	if len(given) != heap.Frames || pooled.Frames != heap.Frames {
+		t.Fatalf("Alloc called %d times for %d frames (heap route: %d)", len(given), pooled.Frames, heap.Frames)
+	}
+	for shard, fs := range pooled.ByShard {
+		for k, fr := range fs {
+			if want := heap.ByShard[shard][k]; !bytes.Equal(fr.Bytes, want.Bytes) || fr.Items != want.Items || fr.Key != want.Key {
+				t.Fatalf("shard %d frame %d differs from the heap-built frame", shard, k)
+			}
+		}
+	}
+	for _, fs := range pooled.ByShard {
+		for _, fr := range fs {
+			found := false
+			for _, b := range given {
+				found = found || (&b[0] == &fr.Bytes[0] && len(b) == len(fr.Bytes))
+			}
+			if !found {
+				t.Fatal("a frame is not in a buffer Alloc returned for its exact length")
+			}
+		}
+	}
+}
