@@ -4,12 +4,11 @@ package wirestageextension
 
 import (
 	"context"
-	"math/bits"
-	"sync"
 	"sync/atomic"
 
 	"google.golang.org/grpc/mem"
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/bufpool"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
 
@@ -63,49 +62,20 @@ func (g *grpcStage) release(k *kept) {
 	g.w.tb.ExtensionWirestageGrpcHeldBytes.Add(context.Background(), -int64(k.n), g.w.idOpts...)
 }
 
-const (
-	minPoolShift = 12 // 4 KiB
-	maxPoolShift = 24 // 16 MiB, four times gRPC's default max_recv_msg_size
-)
-
-// sizeClassPool is a mem.BufferPool of power-of-two capacities that, unlike
-// grpc-go's default pool, does not clear the buffers it hands out: keep
-// overwrites every byte it uses, and clearing a 1 MiB-class buffer on every
-// request cost a measurable share of the stage's CPU.
+// sizeClassPool is the mem.BufferPool that keep copies multi-buffer
+// messages into: bufpool's classes, which unlike grpc-go's default pool do
+// not clear the buffers they hand out. keep overwrites every byte it uses,
+// and clearing a 1 MiB-class buffer on every request cost a measurable
+// share of the stage's CPU.
 type sizeClassPool struct {
-	classes [maxPoolShift - minPoolShift + 1]sync.Pool
+	classes bufpool.Pool
 }
 
-// class returns the index of the smallest class holding n bytes, or -1.
-func (p *sizeClassPool) class(n int) int {
-	shift := minPoolShift
-	if n > 1<<minPoolShift {
-		shift = bits.Len(uint(n - 1))
-	}
-	if shift > maxPoolShift {
-		return -1
-	}
-	return shift - minPoolShift
-}
-
+// Get boxes the buffer, as mem.BufferPool wants: one small allocation per
+// kept request.
 func (p *sizeClassPool) Get(n int) *[]byte {
-	c := p.class(n)
-	if c < 0 {
-		b := make([]byte, n)
-		return &b
-	}
-	if b, ok := p.classes[c].Get().(*[]byte); ok {
-		*b = (*b)[:n]
-		return b
-	}
-	b := make([]byte, n, 1<<(c+minPoolShift))
+	b := p.classes.Get(n)
 	return &b
 }
 
-func (p *sizeClassPool) Put(b *[]byte) {
-	c := p.class(cap(*b))
-	if c < 0 || cap(*b) != 1<<(c+minPoolShift) {
-		return
-	}
-	p.classes[c].Put(b)
-}
+func (p *sizeClassPool) Put(b *[]byte) { p.classes.Put(*b) }
