@@ -74,7 +74,13 @@ func (reg *registry) newProcessor(set processor.Settings, cfg *Config, signal ot
 		router:     router,
 		stage:      stageHook{id: set.ID},
 	}
-	p.frames.New = func() any { return new(routed) }
+	p.frames.New = func() any {
+		r := new(routed)
+		if m := shards.frameMemory; m != nil {
+			r.Alloc = m.Get
+		}
+		return r
+	}
 	return p, nil
 }
 

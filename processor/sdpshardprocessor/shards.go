@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/bufpool"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
 	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/metadata"
@@ -95,6 +96,10 @@ type shardSet struct {
 	obs          *observer
 	health       *health
 	storage      *component.ID
+	// frameMemory recycles the memory of frames that their sidecar
+	// answered; nil with a persistent queue, whose storage client may keep
+	// what it is given.
+	frameMemory *bufpool.Pool
 	// queue is the persistent queue, when storage is configured; set by
 	// the first start, before any batch arrives.
 	queue      *persistentQueue
@@ -129,6 +134,9 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 		health:       hl,
 		storage:      cfg.Storage,
 	}
+	if cfg.Storage == nil {
+		s.frameMemory = new(bufpool.Pool)
+	}
 	var tlsConfig *tls.Config
 	if cfg.TLS.HasValue() {
 		if tlsConfig, err = cfg.TLS.Get().LoadTLSConfig(context.Background()); err != nil {
@@ -140,8 +148,13 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 	if sender == "" {
 		sender = defaultSender(set)
 	}
+	var releaseFrame func([]byte)
+	if s.frameMemory != nil {
+		releaseFrame = s.frameMemory.Put
+	}
 	clientSettings := func(endpoint string) transport.ClientSettings {
 		return transport.ClientSettings{
+			ReleaseFrame:   releaseFrame,
 			Endpoint:       endpoint,
 			Sender:         sender,
 			QueueBytes:     cfg.QueueBytes,
