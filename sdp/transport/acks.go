@@ -88,7 +88,11 @@ func (c *Client) handleAck(ack *sdp.Ack, settled []*batch, released [][]byte) ([
 		frames++
 		items += e.items
 		if release && ack.Status != sdp.AckRetry {
-			released = append(released, e.frame)
+			if e.seq <= c.written {
+				released = append(released, e.frame)
+			} else {
+				c.parked = append(c.parked, e.frame)
+			}
 		}
 		switch ack.Status {
 		case sdp.AckAccepted:

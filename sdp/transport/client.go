@@ -98,14 +98,16 @@ type ClientSettings struct {
 	// from the endpoint's host.
 	TLS *tls.Config
 	// ReleaseFrame, if not nil, is called with a frame's bytes once its
-	// sidecar has answered it (accepted or rejected) and the client holds
-	// them no more, so that the sender may reuse the memory. The sidecar
-	// answers a frame only after receiving all of it, so no write still
-	// reads those bytes. Frames settled otherwise (undelivered at
-	// shutdown, failed by a protocol error, taken back by CloseAndTake)
-	// are not released: whoever may still hold them, they are left to the
-	// garbage collector. It is called without the client's lock held, from
-	// the goroutine that reads Acks, and must not block.
+	// sidecar has answered it (accepted or rejected), the write that sent
+	// it has returned and the client holds it no more, so that the sender
+	// may reuse the memory: a frame answered while its write is still
+	// running (a sidecar that acknowledges before reading a frame whole)
+	// is released when that write returns. Frames settled otherwise
+	// (undelivered at shutdown, failed by a protocol error, taken back by
+	// CloseAndTake) are not released: something may still hold them, so
+	// they are left to the garbage collector. It is called without the
+	// client's lock held, from the goroutine that reads Acks or the one
+	// that writes, and must not block.
 	ReleaseFrame func(frame []byte)
 }
 
@@ -126,12 +128,18 @@ type Client struct {
 	done     chan struct{} // closed when the connection loop has returned
 	shutdown chan struct{} // closed when Shutdown has finished
 
-	mu           sync.Mutex
-	pending      fifo // not written on the current connection, in Send order
-	inflight     fifo // written on the current connection, by sequence
-	held         int  // bytes of pending and in-flight frames
-	nextID       uint64
-	seq          uint64   // last sequence written on the current connection
+	mu       sync.Mutex
+	pending  fifo // not written on the current connection, in Send order
+	inflight fifo // written on the current connection, by sequence
+	held     int  // bytes of pending and in-flight frames
+	nextID   uint64
+	seq      uint64 // last sequence written on the current connection
+	// written is the last sequence whose write has returned on the
+	// current connection: a frame beyond it may still be read by a write
+	// in progress, however early its Ack came, so its release is parked
+	// until that write returns.
+	written      uint64
+	parked       [][]byte
 	conn         net.Conn // current connection; nil between connections
 	started      bool
 	closing      bool

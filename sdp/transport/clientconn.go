@@ -105,7 +105,7 @@ func (c *Client) session(conn net.Conn, reconnect bool) (healthy bool, lost int,
 		return false, 0, c.ctx.Err()
 	}
 	c.conn = conn
-	c.seq = 0
+	c.seq, c.written = 0, 0
 	c.acked = false
 	// A retry wait was asked for on the old connection; the dial backoff
 	// has spaced this one, and a sidecar that recovered should get the
@@ -123,11 +123,15 @@ func (c *Client) session(conn net.Conn, reconnect bool) (healthy bool, lost int,
 		}
 		c.mu.Lock()
 		c.conn = nil
-		c.seq = 0
+		c.seq, c.written = 0, 0
+		// The writer has returned: no write reads the parked frames now.
+		parked := c.parked
+		c.parked = nil
 		lost = c.inflight.len()
 		c.requeueLocked()
 		healthy = c.acked || time.Since(start) > c.set.MaxBackoff
 		c.mu.Unlock()
+		c.releaseParked(parked)
 	}()
 
 	// The reader starts first so that it is there to be waited for however
@@ -151,6 +155,14 @@ func (c *Client) session(conn net.Conn, reconnect bool) (healthy bool, lost int,
 	}
 	c.obs.Connected(c.set.Shard, reconnect)
 	return false, 0, c.writeLoop(conn, readerDone)
+}
+
+// releaseParked releases frames answered while the write that sent them
+// was still running, now that it has returned.
+func (c *Client) releaseParked(parked [][]byte) {
+	for _, b := range parked {
+		c.set.ReleaseFrame(b)
+	}
 }
 
 // requeueLocked returns in-flight frames to the queue, in Send order, to be
@@ -183,6 +195,7 @@ func (c *Client) writeLoop(conn net.Conn, readerDone <-chan struct{}) error {
 			return fmt.Errorf("%w (%v, %d frames in flight)", errAckTimeout, c.set.AckTimeout, n)
 		}
 		batch = c.takeLocked(batch[:0], now)
+		last := c.seq
 		wait := time.Duration(-1)
 		if len(batch) == 0 {
 			if c.inflight.len() > 0 {
@@ -207,6 +220,12 @@ func (c *Client) writeLoop(conn net.Conn, readerDone <-chan struct{}) error {
 			if _, err := bufs.WriteTo(conn); err != nil {
 				return fmt.Errorf("writing frames: %w", err)
 			}
+			c.mu.Lock()
+			c.written = last
+			parked := c.parked
+			c.parked = nil
+			c.mu.Unlock()
+			c.releaseParked(parked)
 			sent := Sent{Frames: len(batch)}
 			for _, o := range batch {
 				sent.Bytes += len(o.bytes)

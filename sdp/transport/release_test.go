@@ -3,9 +3,12 @@
 package transport
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,5 +110,65 @@ func TestReleaseFrameNotCalledForUndeliveredFrames(t *testing.T) {
 	}
 	if n := rel.times(f); n != 0 {
 		t.Fatalf("an undelivered frame was released %d times", n)
+	}
+}
+
+// A sidecar that answers a frame before it has read all of it (broken or
+// hostile) does not get the frame released while the write that sends it
+// is still reading its bytes: whatever the pool's next user writes there
+// must never reach the wire. The frame is released once the write
+// returned.
+func TestReleaseFrameWaitsForTheWriteToReturn(t *testing.T) {
+	l, endpoint := listen(t, "unix")
+	defer l.Close()
+	overwritten := make(chan int, 1)
+	go func() {
+		conn, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		var hdr [sdp.HeaderSize]byte
+		read := func() sdp.Header {
+			_, _ = io.ReadFull(conn, hdr[:])
+			h, _ := sdp.ParseHeader(hdr[:])
+			return h
+		}
+		_, _ = io.CopyN(io.Discard, conn, int64(read().Length)) // the Hello
+		h := read()
+		ack, _ := (&sdp.Ack{Sequence: 1, Status: sdp.AckAccepted}).AppendFrame(nil)
+		_, _ = conn.Write(ack) // after 10 bytes of a frame of megabytes
+		time.Sleep(200 * time.Millisecond)
+		rest := make([]byte, h.Length)
+		_, _ = io.ReadFull(conn, rest)
+		overwritten <- bytes.Count(rest, []byte{0xaa})
+	}()
+	var released atomic.Int32
+	s := testSettings(t, endpoint, nil)
+	s.QueueBytes = 16 << 20
+	s.WriteTimeout = 10 * time.Second
+	s.ReleaseFrame = func(b []byte) {
+		released.Add(1)
+		for i := range b {
+			b[i] = 0xaa // what the pool's next user does
+		}
+	}
+	c := startClient(t, s)
+	defer c.CloseAndTake()
+	if err := c.Send([]Frame{testFrame(t, "big", sdp.MaxArrayLen)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-overwritten:
+		if n > 0 {
+			t.Fatalf("%d bytes of the frame were overwritten after ReleaseFrame while still being written (released %d times)", n, released.Load())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sidecar never read the frame")
+	}
+	// Released once the write returned, not before and not twice.
+	eventually(t, 5*time.Second, "the frame's release after its write", func() bool { return released.Load() >= 1 })
+	if n := released.Load(); n != 1 {
+		t.Fatalf("the frame was released %d times, want once", n)
 	}
 }
