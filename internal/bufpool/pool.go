@@ -24,7 +24,9 @@ const (
 	maxShift = 25 // 32 MiB, above the largest SDP frame
 	// steps is the number of classes per doubling: a buffer's capacity
 	// exceeds the size asked for by at most 1/steps of it, the bound the
-	// Go allocator keeps for its own size classes.
+	// Go allocator keeps for its own size classes (which may round the
+	// class up once more: the memory a buffer holds can be up to a quarter
+	// above the size asked for).
 	steps     = 8
 	stepShift = 3
 	classes   = 1 + (maxShift-minShift)*steps
@@ -68,9 +70,10 @@ func (p *Pool) Get(n int) []byte {
 	return make([]byte, n, size)
 }
 
-// Put gives b back for reuse: nothing may read or write b afterwards. A
-// buffer whose capacity is not a class size (not from Get, or resliced
-// beyond its start) is left to the garbage collector.
+// Put gives b back for reuse: nothing may read or write b afterwards. b
+// must be a buffer from Get, or a reslice of one that starts at its first
+// byte: Put can check only the capacity, and leaves a buffer whose
+// capacity is not a class size to the garbage collector.
 func (p *Pool) Put(b []byte) {
 	i, size := class(cap(b))
 	if i < 0 || size != cap(b) {

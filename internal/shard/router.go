@@ -105,8 +105,9 @@ type Frame struct {
 // Frames holds the result of Route. Reuse one Frames for successive
 // requests to keep its scratch space and the frame array behind ByShard
 // (ByShard is valid until the next Route); the frame bytes themselves are
-// allocated afresh, one allocation per frame, because the transport keeps
-// each frame until the sidecar acknowledges it.
+// new for every request, one allocation (or one buffer from Alloc) per
+// frame, because the transport keeps each frame until the sidecar
+// acknowledges it.
 type Frames struct {
 	// Members is the snapshot the frames were routed over; shard i is its
 	// member i.

@@ -233,10 +233,11 @@ type routed struct {
 // toTransport lays the router's frames out as the transport's Frame values,
 // without copying their bytes. The transport holds a frame until its
 // sidecar acknowledges it, and queue_bytes counts len(Bytes): each frame
-// owns exactly its bytes (see shard.Frame), so what a shard holds is what
-// its queue counts (plus the allocator's size-class rounding, at most 12.5%
-// for frames above 1 KiB), and no held frame keeps the rest of its request
-// alive. The transport.Frame values live in arrays reused across batches:
+// owns its bytes and no more (see shard.Frame), so what a shard holds is
+// what its queue counts plus size-class rounding (a pooled buffer is at
+// most an eighth larger than its frame, and the Go allocator may round it
+// up again: at most a quarter in all), and no held frame keeps the rest of
+// its request alive. The transport.Frame values live in arrays reused across batches:
 // Client.Send keeps only the bytes.
 func (r *routed) toTransport() {
 	if cap(r.all) < r.Frames.Frames {

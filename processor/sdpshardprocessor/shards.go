@@ -97,8 +97,9 @@ type shardSet struct {
 	health       *health
 	storage      *component.ID
 	// frameMemory recycles the memory of frames that their sidecar
-	// answered; nil with a persistent queue, whose storage client may keep
-	// what it is given.
+	// answered; nil with a persistent queue, whose replayed frames are
+	// slices of what the storage returned, not buffers of the pool: with
+	// the pool off they can never be put into it.
 	frameMemory *bufpool.Pool
 	// queue is the persistent queue, when storage is configured; set by
 	// the first start, before any batch arrives.
