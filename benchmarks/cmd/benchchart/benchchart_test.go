@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"image"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -155,10 +154,10 @@ func TestRunWritesChartsAndTables(t *testing.T) {
 	if b := img.Bounds(); b.Dx() != 640 || b.Dy() != 360 {
 		t.Fatalf("chart is %v, want 640x360", b)
 	}
-	if n := countColor(img, chart.Palette[0]); n < 50 {
+	if n := chart.CountPixels(img, chart.Palette[0]); n < 50 {
 		t.Fatalf("first series colour drawn on %d pixels: no line", n)
 	}
-	if n := countColor(img, chart.Palette[1]); n < 50 {
+	if n := chart.CountPixels(img, chart.Palette[1]); n < 50 {
 		t.Fatalf("second series colour drawn on %d pixels: no line", n)
 	}
 
@@ -175,21 +174,6 @@ func TestRunWritesChartsAndTables(t *testing.T) {
 			t.Errorf("tables lack %q:\n%s", want, tables)
 		}
 	}
-}
-
-func countColor(img image.Image, c interface{ RGBA() (r, g, b, a uint32) }) int {
-	r0, g0, b0, _ := c.RGBA()
-	n := 0
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bb, _ := img.At(x, y).RGBA()
-			if r == r0 && g == g0 && bb == b0 {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 func TestLabels(t *testing.T) {

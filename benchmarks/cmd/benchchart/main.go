@@ -19,7 +19,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"image/png"
 	"io"
 	"os"
 	"path/filepath"
@@ -99,7 +98,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 			return err
 		}
 		for _, c := range charts {
-			if err := writePNG(filepath.Join(o.chartDir, c.file), c.chart, o.width, o.height); err != nil {
+			if err := chart.WritePNG(filepath.Join(o.chartDir, c.file), c.chart, o.width, o.height); err != nil {
 				return err
 			}
 		}
@@ -119,16 +118,4 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		}
 	}
 	return nil
-}
-
-func writePNG(path string, c chart.Chart, w, h int) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := png.Encode(f, c.Render(w, h)); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

@@ -9,21 +9,6 @@ import (
 	"testing"
 )
 
-func countColor(img image.Image, c color.Color) int {
-	r0, g0, b0, _ := c.RGBA()
-	n := 0
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bb, _ := img.At(x, y).RGBA()
-			if r == r0 && g == g0 && bb == b0 {
-				n++
-			}
-		}
-	}
-	return n
-}
-
 // A chart whose values are all equal or has no data still renders.
 func TestRenderDegenerate(t *testing.T) {
 	for _, c := range []Chart{
@@ -34,7 +19,7 @@ func TestRenderDegenerate(t *testing.T) {
 		if img.Bounds().Dx() != 400 || img.Bounds().Dy() != 200 {
 			t.Fatalf("%s: %v", c.Title, img.Bounds())
 		}
-		if countColor(img, Black) == 0 {
+		if CountPixels(img, Black) == 0 {
 			t.Fatalf("%s: nothing drawn", c.Title)
 		}
 	}

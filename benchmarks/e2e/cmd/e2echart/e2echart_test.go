@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"image"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -184,7 +183,7 @@ func TestRunWritesChartsAndTables(t *testing.T) {
 			t.Fatalf("%s is %v, want 640x360", e.Name(), b)
 		}
 		for i := range 3 {
-			if n := countColor(img, chart.Palette[i]); n < 30 {
+			if n := chart.CountPixels(img, chart.Palette[i]); n < 30 {
 				t.Errorf("%s: series %d drawn on %d pixels", e.Name(), i, n)
 			}
 		}
@@ -252,19 +251,4 @@ func TestCells(t *testing.T) {
 	if got := growth(&c, &c); got != "1.00" {
 		t.Errorf("growth = %q", got)
 	}
-}
-
-func countColor(img image.Image, c interface{ RGBA() (r, g, b, a uint32) }) int {
-	r0, g0, b0, _ := c.RGBA()
-	n := 0
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bb, _ := img.At(x, y).RGBA()
-			if r == r0 && g == g0 && bb == b0 {
-				n++
-			}
-		}
-	}
-	return n
 }

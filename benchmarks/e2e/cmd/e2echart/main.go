@@ -19,7 +19,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"image/png"
 	"io"
 	"os"
 	"path/filepath"
@@ -82,7 +81,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		for _, s := range sweeps {
 			for _, c := range buildCharts(s) {
-				if err := writePNG(filepath.Join(*chartDir, c.file), c.chart, *width, *height); err != nil {
+				if err := chart.WritePNG(filepath.Join(*chartDir, c.file), c.chart, *width, *height); err != nil {
 					return err
 				}
 			}
@@ -116,16 +115,4 @@ func readRun(path string) (benchRun, error) {
 		return benchRun{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return benchRun{file: path, res: res}, nil
-}
-
-func writePNG(path string, c chart.Chart, w, h int) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := png.Encode(f, c.Render(w, h)); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
