@@ -186,6 +186,7 @@ func (c *Client) writeLoop(conn net.Conn, readerDone <-chan struct{}) error {
 	defer timer.Stop()
 	var batch []outgoing
 	var bufs net.Buffers
+	var spare [][]byte
 	for {
 		c.mu.Lock()
 		now := time.Now()
@@ -220,12 +221,16 @@ func (c *Client) writeLoop(conn net.Conn, readerDone <-chan struct{}) error {
 			if _, err := bufs.WriteTo(conn); err != nil {
 				return fmt.Errorf("writing frames: %w", err)
 			}
+			// The reader parks frames Acked before this point; the two
+			// slices take turns so that parking allocates nothing.
 			c.mu.Lock()
 			c.written = last
 			parked := c.parked
-			c.parked = nil
+			c.parked = spare[:0]
 			c.mu.Unlock()
 			c.releaseParked(parked)
+			clear(parked)
+			spare = parked
 			sent := Sent{Frames: len(batch)}
 			for _, o := range batch {
 				sent.Bytes += len(o.bytes)
