@@ -216,6 +216,12 @@ func TestPooledFramesAllocateNothingOnceWarm(t *testing.T) {
 		frames.release()
 	}
 	run()
-	// A garbage collection during the run may empty the pool once.
-	require.LessOrEqual(t, testing.AllocsPerRun(50, run), 0.5, "allocations per batch of 10 resources")
+	// A garbage collection during the run may empty the pool once. Under
+	// -race, sync.Pool drops a quarter of its puts by design: the pool must
+	// then still save most of the 10 allocations a batch costs without it.
+	limit := 0.5
+	if raceEnabled {
+		limit = 5
+	}
+	require.LessOrEqual(t, testing.AllocsPerRun(50, run), limit, "allocations per batch of 10 resources")
 }
