@@ -192,10 +192,6 @@ func (f *Frames) add(shard int, frame Frame) {
 	f.routed = append(f.routed, routedFrame{shard: shard, frame: frame})
 }
 
-// appendOwned returns b, whose length must be its capacity, followed by
-// more, in a new allocation of exactly that length. Growing a full slice
-// with append allocates memory that append then fills, where make would
-// first zero it.
 // own returns head followed by more in memory of the frame's own: from
 // Alloc when set, else as appendOwned.
 func (f *Frames) own(head, more []byte) []byte {
@@ -207,6 +203,10 @@ func (f *Frames) own(head, more []byte) []byte {
 	return b
 }
 
+// appendOwned returns b, whose length must be its capacity, followed by
+// more, in a new allocation of exactly that length. Growing a full slice
+// with append allocates memory that append then fills, where make would
+// first zero it.
 func appendOwned(b, more []byte) []byte {
 	full := len(b)
 	b = append(b, more...)

@@ -237,8 +237,8 @@ type routed struct {
 // what its queue counts plus size-class rounding (a pooled buffer is at
 // most an eighth larger than its frame, and the Go allocator may round it
 // up again: at most a quarter in all), and no held frame keeps the rest of
-// its request alive. The transport.Frame values live in arrays reused across batches:
-// Client.Send keeps only the bytes.
+// its request alive. The transport.Frame values live in arrays reused
+// across batches: Client.Send keeps only the bytes.
 func (r *routed) toTransport() {
 	if cap(r.all) < r.Frames.Frames {
 		r.all = make([]transport.Frame, r.Frames.Frames)
