@@ -61,28 +61,50 @@ func TestStageCountsOnceAndLikeThePdataPath(t *testing.T) {
 	stagedProc := create(staged)
 	pdataProc := create(component.MustNewIDWithName("wirecount", "pdata"))
 
+	h := stagedHandler(t, ext, stagedProc.ConsumeTraces)
+
+	rng := rand.New(rand.NewPCG(9, 9))
+	for range 20 {
+		td := generateTraces(rng, batchShape{resources: 5, scopes: 2, items: 4, varied: true})
+		postTraces(t, h, td)
+		require.NoError(t, pdataProc.ConsumeTraces(context.Background(), td))
+	}
+	assertStagedCountsLikePdata(t, tel)
+}
+
+// stagedHandler is an HTTP handler behind ext's middleware that decodes
+// each OTLP/HTTP traces request and passes it to consume with the request
+// context, as the otlp receiver does.
+func stagedHandler(t *testing.T, ext component.Component, consume consumer.ConsumeTracesFunc) http.Handler {
+	t.Helper()
 	wrap, err := ext.(extensionmiddleware.HTTPServer).GetHTTPHandler(context.Background())
 	require.NoError(t, err)
 	h, err := wrap(context.Background(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(body)
 		require.NoError(t, err)
-		require.NoError(t, stagedProc.ConsumeTraces(r.Context(), td))
+		require.NoError(t, consume(r.Context(), td))
 	}))
 	require.NoError(t, err)
+	return h
+}
 
-	rng := rand.New(rand.NewPCG(9, 9))
-	for range 20 {
-		td := generateTraces(rng, batchShape{resources: 5, scopes: 2, items: 4, varied: true})
-		b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
-		require.NoError(t, err)
-		req := httptest.NewRequest(http.MethodPost, "/v1/traces", bytes.NewReader(b))
-		req.Header.Set("Content-Type", "application/x-protobuf")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		require.Equal(t, http.StatusOK, rec.Code)
-		require.NoError(t, pdataProc.ConsumeTraces(context.Background(), td))
-	}
+// postTraces sends td to h as an OTLP/HTTP protobuf request and requires 200.
+func postTraces(t *testing.T, h http.Handler, td ptrace.Traces) {
+	t.Helper()
+	b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	require.NoError(t, err)
+	req := httptest.NewRequest(http.MethodPost, "/v1/traces", bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code)
+}
+
+// assertStagedCountsLikePdata requires that wirecount/staged recorded
+// exactly the items and bytes series that wirecount/pdata did.
+func assertStagedCountsLikePdata(t *testing.T, tel *componenttest.Telemetry) {
+	t.Helper()
 	for _, name := range []string{"otelcol_processor_wirecount_items", "otelcol_processor_wirecount_bytes"} {
 		all := readSeriesByProcessor(t, tel, name)
 		require.NotEmpty(t, all["wirecount/pdata"], name)
@@ -142,38 +164,20 @@ func TestConnectorDataIsCountedLikeAnyReceivers(t *testing.T) {
 	first := create(staged, forward)
 	pdataProc := create(component.MustNewIDWithName("wirecount", "pdata"), new(consumertest.TracesSink))
 
-	wrap, err := ext.(extensionmiddleware.HTTPServer).GetHTTPHandler(context.Background())
-	require.NoError(t, err)
-	h, err := wrap(context.Background(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(body)
-		require.NoError(t, err)
-		require.NoError(t, first.ConsumeTraces(r.Context(), td))
-	}))
-	require.NoError(t, err)
+	h := stagedHandler(t, ext, first.ConsumeTraces)
 
 	rng := rand.New(rand.NewPCG(5, 7))
 	spans := 0
 	for range 10 {
 		td := generateTraces(rng, batchShape{resources: 4, scopes: 2, items: 3, varied: true})
 		spans += td.SpanCount()
-		b, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
-		require.NoError(t, err)
-		req := httptest.NewRequest(http.MethodPost, "/v1/traces", bytes.NewReader(b))
-		req.Header.Set("Content-Type", "application/x-protobuf")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		require.Equal(t, http.StatusOK, rec.Code)
+		postTraces(t, h, td)
 		// Once for the stage (first pipeline), once for the second.
 		require.NoError(t, pdataProc.ConsumeTraces(context.Background(), td))
 		require.NoError(t, pdataProc.ConsumeTraces(context.Background(), td))
 	}
 	assert.Equal(t, spans, sink.SpanCount(), "the second pipeline got every span")
-	for _, name := range []string{"otelcol_processor_wirecount_items", "otelcol_processor_wirecount_bytes"} {
-		all := readSeriesByProcessor(t, tel, name)
-		require.NotEmpty(t, all["wirecount/pdata"], name)
-		assert.Equal(t, all["wirecount/pdata"], all["wirecount/staged"], name)
-	}
+	assertStagedCountsLikePdata(t, tel)
 }
 
 // startStageExtension starts a wirestage extension whose one stage is the
