@@ -10,6 +10,7 @@ import (
 	"hash/maphash"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -40,10 +41,17 @@ const maxTrackedFolded = 1 << 17
 // batch; a batch touching more groups records in several rounds.
 const maxTalliesPerBatch = 64
 
-// group is one combination of group_by values with its metric attributes,
-// built once so that recording allocates nothing.
+// group is one combination of group_by values: its metric attributes, built
+// once, and its running totals. Counting adds to the totals with atomics and
+// the telemetry callbacks read them when the Collector collects its metrics,
+// so that counting a batch costs a few atomic adds instead of a pass through
+// the metrics SDK per group.
 type group struct {
-	opts []metric.AddOption
+	attrs metric.MeasurementOption
+	// counted says the group was counted at least once: a series appears
+	// with the first count, as it did when the counters were synchronous.
+	counted      atomic.Bool
+	items, bytes atomic.Int64
 }
 
 // tally accumulates one batch's counts for one group.
@@ -122,6 +130,10 @@ func newCounter(set processor.Settings, cfg *Config, signal pipeline.Signal) (*c
 		values[i] = OverflowValue
 	}
 	c.overflow = c.newGroup(values)
+	if err := c.registerCallbacks(); err != nil {
+		tb.Shutdown()
+		return nil, fmt.Errorf("wirecount: registering telemetry callbacks: %w", err)
+	}
 	return c, nil
 }
 
@@ -133,7 +145,37 @@ func (c *counter) newGroup(values []string) *group {
 	for i, v := range values {
 		kvs = append(kvs, attribute.String(c.groupBy[i], v))
 	}
-	return &group{opts: []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(kvs...))}}
+	return &group{attrs: metric.WithAttributeSet(attribute.NewSet(kvs...))}
+}
+
+// registerCallbacks has the telemetry read the groups' totals when it
+// collects. An observation carries no exemplar, which the synchronous
+// counters did not record either (counting uses a background context).
+func (c *counter) registerCallbacks() error {
+	return errors.Join(
+		c.telemetry.RegisterProcessorWirecountItemsCallback(func(_ context.Context, o metric.Int64Observer) error {
+			c.observe(o, func(g *group) int64 { return g.items.Load() })
+			return nil
+		}),
+		c.telemetry.RegisterProcessorWirecountBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
+			c.observe(o, func(g *group) int64 { return g.bytes.Load() })
+			return nil
+		}),
+	)
+}
+
+// observe reports value for every group counted so far.
+func (c *counter) observe(o metric.Int64Observer, value func(*group) int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, g := range c.groups {
+		if g.counted.Load() {
+			o.Observe(value(g), g.attrs)
+		}
+	}
+	if c.overflow.counted.Load() {
+		o.Observe(value(c.overflow), c.overflow.attrs)
+	}
 }
 
 func (c *counter) shutdown(context.Context) error {
@@ -223,15 +265,15 @@ func (c *counter) tally(s *scratch, g *group, items, bytes int64) {
 	s.tallies = append(s.tallies, tally{g: g, items: items, bytes: bytes})
 }
 
-// record adds the batch's tallies to the metrics and empties them. It uses a
-// background context on purpose: the counts are not tied to the request's
-// trace, and an exemplar per batch would only add cost.
+// record adds the batch's tallies to their groups' totals and empties them.
 func (c *counter) record(s *scratch) {
-	ctx := context.Background()
 	for i := range s.tallies {
 		t := &s.tallies[i]
-		c.telemetry.ProcessorWirecountItems.Add(ctx, t.items, t.g.opts...)
-		c.telemetry.ProcessorWirecountBytes.Add(ctx, t.bytes, t.g.opts...)
+		t.g.items.Add(t.items)
+		t.g.bytes.Add(t.bytes)
+		if !t.g.counted.Load() {
+			t.g.counted.Store(true)
+		}
 	}
 	clear(s.tallies)
 	s.tallies = s.tallies[:0]

@@ -365,3 +365,75 @@ func TestConcurrentBatchesAreAllCounted(t *testing.T) {
 	assert.Len(t, got, 4, "three admitted groups and the overflow group")
 	assert.Equal(t, total, sumSeries(got))
 }
+
+// TestCollectingWhileCountingSeesGrowingTotals reads the metrics while
+// batches are being counted, as a Prometheus scrape does: under -race this
+// checks that the totals are read safely, and every read must be a total
+// that does not go backwards.
+func TestCollectingWhileCountingSeesGrowingTotals(t *testing.T) {
+	tt := newTelemetry(t)
+	set := newSettings(tt, "scraped")
+	cfg := &Config{GroupBy: []string{"service.name"}, MaxGroups: 2}
+	p := startProcessor(t, func() (processor.Logs, error) {
+		return NewFactory().CreateLogs(context.Background(), set, cfg, consumertest.NewNop())
+	})
+	r := rand.New(rand.NewPCG(7, 7))
+	lds := make([]plog.Logs, 50)
+	var want int64
+	for i := range lds {
+		lds[i] = generateLogs(r, batchShape{resources: 3, scopes: 1, items: 4, varied: true})
+		want += int64(lds[i].LogRecordCount())
+	}
+	done := make(chan error, 1)
+	go func() {
+		for _, ld := range lds {
+			if err := p.ConsumeLogs(context.Background(), ld); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	var last int64
+	for counting := true; counting; {
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+			counting = false
+		default:
+		}
+		got := sumSeries(readSeries(t, tt, itemsMetric))
+		assert.GreaterOrEqual(t, got, last, "a cumulative total went backwards")
+		last = got
+	}
+	assert.Equal(t, want, sumSeries(readSeries(t, tt, itemsMetric)))
+}
+
+// TestOneIDInTwoPipelinesAddsUp runs one wirecount ID in two traces
+// pipelines: each counts what its pipeline carries, and the series of a
+// group is the sum of both, as one counter shared by both pipelines would
+// report it.
+func TestOneIDInTwoPipelinesAddsUp(t *testing.T) {
+	tt := newTelemetry(t)
+	cfg := &Config{GroupBy: []string{"service.name"}, MaxGroups: 10}
+	create := func() (processor.Traces, error) {
+		return NewFactory().CreateTraces(context.Background(), newSettings(tt, "shared"), cfg, consumertest.NewNop())
+	}
+	a, b := startProcessor(t, create), startProcessor(t, create)
+	spans := func(n int) ptrace.Traces {
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", "checkout")
+		ss := rs.ScopeSpans().AppendEmpty().Spans()
+		for range n {
+			ss.AppendEmpty().SetName("s")
+		}
+		return td
+	}
+	require.NoError(t, a.ConsumeTraces(context.Background(), spans(3)))
+	require.NoError(t, b.ConsumeTraces(context.Background(), spans(4)))
+	require.NoError(t, a.ConsumeTraces(context.Background(), spans(5)))
+	got := readSeries(t, tt, itemsMetric)
+	assert.Len(t, got, 1)
+	assert.Equal(t, int64(12), sumSeries(got))
+}

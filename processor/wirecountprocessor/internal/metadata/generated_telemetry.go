@@ -5,10 +5,12 @@
 package metadata
 
 import (
+	"context"
 	"errors"
 	"sync"
 
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/embedded"
 	"go.opentelemetry.io/otel/trace"
 
 	"go.opentelemetry.io/collector/component"
@@ -28,8 +30,8 @@ type TelemetryBuilder struct {
 	meter                             metric.Meter
 	mu                                sync.Mutex
 	registrations                     []metric.Registration
-	ProcessorWirecountBytes           metric.Int64Counter
-	ProcessorWirecountItems           metric.Int64Counter
+	ProcessorWirecountBytes           metric.Int64ObservableCounter
+	ProcessorWirecountItems           metric.Int64ObservableCounter
 	ProcessorWirecountOverflowGroups  metric.Int64Counter
 	ProcessorWirecountRefusedItems    metric.Int64Counter
 	ProcessorWirecountRefusedRequests metric.Int64Counter
@@ -44,6 +46,46 @@ type telemetryBuilderOptionFunc func(mb *TelemetryBuilder)
 
 func (tbof telemetryBuilderOptionFunc) apply(mb *TelemetryBuilder) {
 	tbof(mb)
+}
+
+// RegisterProcessorWirecountBytesCallback sets callback for observable ProcessorWirecountBytes metric.
+func (builder *TelemetryBuilder) RegisterProcessorWirecountBytesCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorWirecountBytes, obs: o})
+		return nil
+	}, builder.ProcessorWirecountBytes)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorWirecountItemsCallback sets callback for observable ProcessorWirecountItems metric.
+func (builder *TelemetryBuilder) RegisterProcessorWirecountItemsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorWirecountItems, obs: o})
+		return nil
+	}, builder.ProcessorWirecountItems)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+type observerInt64 struct {
+	embedded.Int64Observer
+	inst metric.Int64Observable
+	obs  metric.Observer
+}
+
+func (oi *observerInt64) Observe(value int64, opts ...metric.ObserveOption) {
+	oi.obs.ObserveInt64(oi.inst, value, opts...)
 }
 
 // Shutdown unregister all registered callbacks for async instruments.
@@ -64,13 +106,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
-	builder.ProcessorWirecountBytes, err = builder.meter.Int64Counter(
+	builder.ProcessorWirecountBytes, err = builder.meter.Int64ObservableCounter(
 		"otelcol_processor_wirecount_bytes",
 		metric.WithDescription("Encoded OTLP size of the ResourceSpans, ResourceMetrics or ResourceLogs messages received per group. It carries one attribute per configured `group_by` key, named after the key. [Development]"),
 		metric.WithUnit("By"),
 	)
 	errs = errors.Join(errs, err)
-	builder.ProcessorWirecountItems, err = builder.meter.Int64Counter(
+	builder.ProcessorWirecountItems, err = builder.meter.Int64ObservableCounter(
 		"otelcol_processor_wirecount_items",
 		metric.WithDescription("Items (spans, metric data points, log records) received per group. It carries one attribute per configured `group_by` key, named after the key. [Development]"),
 		metric.WithUnit("{item}"),

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
@@ -21,8 +22,14 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
-	tb.ProcessorWirecountBytes.Add(context.Background(), 1)
-	tb.ProcessorWirecountItems.Add(context.Background(), 1)
+	require.NoError(t, tb.RegisterProcessorWirecountBytesCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
+	require.NoError(t, tb.RegisterProcessorWirecountItemsCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	tb.ProcessorWirecountOverflowGroups.Add(context.Background(), 1)
 	tb.ProcessorWirecountRefusedItems.Add(context.Background(), 1)
 	tb.ProcessorWirecountRefusedRequests.Add(context.Background(), 1)
