@@ -218,16 +218,12 @@ func (w *wireStage) run(ctx context.Context, sig otlpwire.Signal, body []byte, c
 	// Validate the request down to its items before any stage acts on it:
 	// malformed bytes are the receiver's to reject, exactly as without the
 	// stage, and must not be half counted or half forwarded.
-	items, err := req.ItemCount()
+	items, resources, err := req.ItemAndResourceCount()
 	if err != nil {
 		w.counts.request(s, malformed)
 		return result{body: body}
 	}
 	w.counts.items[s].add(int64(items))
-	resources := 0
-	for range otlpwire.NewRequest(sig, body).Resources() {
-		resources++ // no errors: ItemCount walked the same bytes
-	}
 	cur, flip := body, 0
 	for i, e := range ch.entries {
 		res, err := e.stage.ProcessRequest(ctx, otlpwire.NewRequest(sig, cur))
