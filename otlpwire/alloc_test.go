@@ -33,8 +33,9 @@ func TestZeroAllocations(t *testing.T) {
 			t.Fatalf("%v: HashKeys found %d, %v", sig, found, err)
 		}
 		checks := map[string]func(){
-			"Request.ItemCount":      func() { _, _ = req.ItemCount() },
-			"ResourceData.ItemCount": func() { _, _ = first.ItemCount() },
+			"Request.ItemCount":            func() { _, _ = req.ItemCount() },
+			"Request.ItemAndResourceCount": func() { _, _, _ = req.ItemAndResourceCount() },
+			"ResourceData.ItemCount":       func() { _, _ = first.ItemCount() },
 			"iterate": func() {
 				for rd, err := range req.Resources() {
 					if err != nil {

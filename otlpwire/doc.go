@@ -138,6 +138,6 @@
 // Experimental: the rest, notably [ScopeData] and [InstrumentationScope],
 // every item view (Span, LogRecord, Metric, the data points, Exemplar and
 // their parts), [Value]'s other accessors, the [ParseError] fields,
-// [NewValue], [NewResource], [NewScopeData], [RequestSize] and
-// [WholeItemCount].
+// [NewValue], [NewResource], [NewScopeData], [RequestSize],
+// [WholeItemCount] and [Request.ItemAndResourceCount].
 package otlpwire

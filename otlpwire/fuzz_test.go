@@ -22,12 +22,15 @@ func FuzzLogs(f *testing.F)    { fuzzSignal(f, SignalLogs) }
 //     previous (quadratic) implementation did;
 //   - WholeItemCount and AppendRequest give, for every resource, valid or
 //     not, the chunk or the error SplitResource gives when it fits whole.
+//   - ItemAndResourceCount gives the items and error of ItemCount and, on
+//     a valid request, the number of resources Resources yields.
 //
 // The comparisons against pdata live in the root module's internal/wirediff,
 // whose fuzz targets have the same names and the same seed corpus
 // (testdata/fuzz/Fuzz<Signal>).
 func fuzzSignal(f *testing.F, sig Signal) {
 	f.Fuzz(func(t *testing.T, b []byte) {
+		checkItemAndResourceCount(t, NewRequest(sig, b))
 		for rd, err := range NewRequest(sig, b).Resources() {
 			if err != nil {
 				return

@@ -28,26 +28,36 @@ func (r Request) Bytes() []byte { return r.b }
 // request: the value pdata's SpanCount, DataPointCount or LogRecordCount
 // reports after an OTLP receiver has unmarshalled the same bytes.
 func (r Request) ItemCount() (int, error) {
+	items, _, err := r.ItemAndResourceCount()
+	return items, err
+}
+
+// ItemAndResourceCount returns what ItemCount returns, after the same
+// validation, together with the number of resources in the request (the
+// number Resources yields), both from one walk over the bytes: a caller
+// that needs the two does not walk the request a second time to count its
+// resources. On error both counts are zero.
+func (r Request) ItemAndResourceCount() (items, resources int, err error) {
 	if !r.sig.valid() {
-		return 0, ErrUnknownSignal
+		return 0, 0, ErrUnknownSignal
 	}
 	req, _, _ := r.sig.schemas()
 	rd := newReader(r.b, req)
-	total := 0
 	for {
 		num, err := rd.nextField()
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if num == 0 {
-			return total, nil
+			return items, resources, nil
 		}
 		if num == fieldRequestEntries {
 			n, err := countResource(r.sig, rd.data)
 			if err != nil {
-				return 0, err
+				return 0, 0, err
 			}
-			total += n
+			items += n
+			resources++
 		}
 	}
 }

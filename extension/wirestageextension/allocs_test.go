@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
@@ -88,4 +90,49 @@ func TestRunAllocationsDoNotGrowWithResources(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(100, func() {
 		_ = w.run(context.Background(), otlpwire.SignalLogs, body, nil)
 	}))
+}
+
+// TestRunRecordsTelemetryWithoutAllocating pins the cost of the per-request
+// metrics with the SDK's meter provider behind them (the test above has
+// none): a request that passes and one that is diverted whole allocate
+// only their mark.
+func TestRunRecordsTelemetryWithoutAllocating(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	set := settingsFor(t)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	w, err := newWireStage(set, &Config{Stages: []component.ID{stageID}, DivertAllPipelines: true})
+	require.NoError(t, err)
+	require.NoError(t, w.Start(context.Background(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, w.Shutdown(context.Background())) }()
+	tee := StageFunc(func(context.Context, otlpwire.Request) (Result, error) { return Result{}, nil })
+	divertAll := StageFunc(func(context.Context, otlpwire.Request) (Result, error) { return Result{Divert: true}, nil })
+	_, err = w.register(stageID, otlpwire.SignalTraces, tee, true)
+	require.NoError(t, err)
+	_, err = w.register(stageID, otlpwire.SignalLogs, divertAll, true)
+	require.NoError(t, err)
+
+	traceBody := marshal(t, traces(2, "a"))
+	logBody, err := (&plog.ProtoMarshaler{}).MarshalLogs(logs("a"))
+	require.NoError(t, err)
+	c := new(call)
+	for _, r := range []struct {
+		sig     otlpwire.Signal
+		body    []byte
+		outcome int
+	}{
+		{otlpwire.SignalTraces, traceBody, passed},
+		{otlpwire.SignalLogs, logBody, diverted},
+	} {
+		s := int(r.sig) - 1
+		before := w.counts.requests[s][r.outcome].n.Load()
+		n := testing.AllocsPerRun(100, func() {
+			if res := w.run(context.Background(), r.sig, r.body, c); res.err != nil {
+				t.Fatal(res.err)
+			}
+		})
+		assert.Equal(t, 1.0, n, "%v: allocations per request", r.sig)
+		// AllocsPerRun runs the function once more than it measures.
+		assert.Equal(t, int64(101), w.counts.requests[s][r.outcome].n.Load()-before, "%v: %s requests recorded", r.sig, outcomes[r.outcome])
+	}
 }

@@ -23,32 +23,6 @@ import (
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
 
-// Outcomes, the values of the requests metric's outcome attribute.
-const (
-	outcomePassed           = "passed"
-	outcomeDiverted         = "diverted"
-	outcomeRefusedRetryable = "refused_retryable"
-	outcomeRefusedPermanent = "refused_permanent"
-	outcomeMalformed        = "malformed"
-)
-
-// Indexes of the outcomes in outcomes and in the metric options.
-const (
-	passed = iota
-	diverted
-	refusedRetryable
-	refusedPermanent
-	malformed
-)
-
-var outcomes = [...]string{
-	passed:           outcomePassed,
-	diverted:         outcomeDiverted,
-	refusedRetryable: outcomeRefusedRetryable,
-	refusedPermanent: outcomeRefusedPermanent,
-	malformed:        outcomeMalformed,
-}
-
 // signals indexes per-signal tables: otlpwire.Signal - 1.
 const signals = 3
 
@@ -79,10 +53,11 @@ type wireStage struct {
 	mu     sync.Mutex // serialises registrations
 	chains [signals]atomic.Pointer[chain]
 
-	// Metric options built once: by signal, and by signal and outcome.
+	// Metric options built once, by signal, for the synchronous metrics.
 	// Slices, passed on with ..., so that recording allocates nothing.
-	sigOpts     [signals][]metric.AddOption
-	outcomeOpts [signals][len(outcomes)][]metric.AddOption
+	sigOpts [signals][]metric.AddOption
+	// counts holds the per-request metrics, which are asynchronous.
+	counts requestCounts
 
 	calls    sync.Pool
 	callsOut atomic.Int64
@@ -118,22 +93,30 @@ func newWireStage(set extension.Settings, cfg *Config) (*wireStage, error) {
 	// telemetry.newPipelineTelemetry): the request's signal is recorded on
 	// each data point, under the name the Collector uses for it.
 	identity := componenttelemetry.Identity(set.TelemetrySettings, set.ID, "")
-	with := func(kvs ...attribute.KeyValue) []metric.AddOption {
-		return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(append(slices.Clone(identity), kvs...)...))}
+	with := func(kvs ...attribute.KeyValue) metric.MeasurementOption {
+		return metric.WithAttributeSet(attribute.NewSet(append(slices.Clone(identity), kvs...)...))
 	}
-	w.idOpts = with()
+	w.idOpts = []metric.AddOption{with()}
 	for s := range signals {
 		sig := attribute.String(componenttelemetry.SignalKey, otlpwire.Signal(s+1).String())
-		w.sigOpts[s] = with(sig)
+		sigAttrs := with(sig)
+		w.sigOpts[s] = []metric.AddOption{sigAttrs}
+		w.counts.sigAttrs[s] = []metric.ObserveOption{sigAttrs}
 		for o, name := range outcomes {
-			w.outcomeOpts[s][o] = with(sig, attribute.String("outcome", name))
+			w.counts.outcomeAttrs[s][o] = []metric.ObserveOption{with(sig, attribute.String("outcome", name))}
 		}
 	}
 	w.calls.New = func() any { return new(call) }
 	return w, nil
 }
 
-func (w *wireStage) Start(context.Context, component.Host) error { return nil }
+// Start has the meter report the per-request counts; Shutdown stops it.
+func (w *wireStage) Start(context.Context, component.Host) error {
+	if err := w.counts.register(w.tb); err != nil {
+		return fmt.Errorf("wirestage: registering telemetry: %w", err)
+	}
+	return nil
+}
 
 func (w *wireStage) Shutdown(context.Context) error {
 	w.tb.Shutdown()
@@ -235,16 +218,12 @@ func (w *wireStage) run(ctx context.Context, sig otlpwire.Signal, body []byte, c
 	// Validate the request down to its items before any stage acts on it:
 	// malformed bytes are the receiver's to reject, exactly as without the
 	// stage, and must not be half counted or half forwarded.
-	items, err := req.ItemCount()
+	items, resources, err := req.ItemAndResourceCount()
 	if err != nil {
-		w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][malformed]...)
+		w.counts.request(s, malformed)
 		return result{body: body}
 	}
-	w.tb.ExtensionWirestageItems.Add(ctx, int64(items), w.sigOpts[s]...)
-	resources := 0
-	for range otlpwire.NewRequest(sig, body).Resources() {
-		resources++ // no errors: ItemCount walked the same bytes
-	}
+	w.counts.items[s].add(int64(items))
 	cur, flip := body, 0
 	for i, e := range ch.entries {
 		res, err := e.stage.ProcessRequest(ctx, otlpwire.NewRequest(sig, cur))
@@ -253,7 +232,7 @@ func (w *wireStage) run(ctx context.Context, sig otlpwire.Signal, body []byte, c
 			if consumererror.IsPermanent(err) {
 				o = refusedPermanent
 			}
-			w.tb.ExtensionWirestageRequests.Add(context.WithoutCancel(ctx), 1, w.outcomeOpts[s][o]...)
+			w.counts.request(s, o)
 			return result{err: fmt.Errorf("%s: %w", e.id, err)}
 		}
 		if !res.Divert {
@@ -263,7 +242,7 @@ func (w *wireStage) run(ctx context.Context, sig otlpwire.Signal, body []byte, c
 		if err != nil {
 			// Cannot happen after the validation above; refuse rather
 			// than decode something else than what was staged.
-			w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][refusedPermanent]...)
+			w.counts.request(s, refusedPermanent)
 			return result{err: consumererror.NewPermanent(fmt.Errorf("%s: %w", e.id, err))}
 		}
 		c.bufs[flip] = next
@@ -271,17 +250,17 @@ func (w *wireStage) run(ctx context.Context, sig otlpwire.Signal, body []byte, c
 		resources = len(res.Keep)
 		if len(cur) == 0 {
 			// Nothing stays: the later stages would see nothing.
-			w.tb.ExtensionWirestageDivertedItems.Add(ctx, int64(items), w.sigOpts[s]...)
-			w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][diverted]...)
+			w.counts.diverted[s].add(int64(items))
+			w.counts.request(s, diverted)
 			return result{body: cur[:0:0], ran: &ran{sig: sig, ids: ch.ids[: i+1 : i+1]}}
 		}
 	}
 	left := items
 	if len(cur) != len(body) {
 		left, _ = otlpwire.NewRequest(sig, cur).ItemCount()
-		w.tb.ExtensionWirestageDivertedItems.Add(ctx, int64(items-left), w.sigOpts[s]...)
+		w.counts.diverted[s].add(int64(items - left))
 	}
-	w.tb.ExtensionWirestageRequests.Add(ctx, 1, w.outcomeOpts[s][passed]...)
+	w.counts.request(s, passed)
 	return result{body: cur, ran: &ran{sig: sig, ids: ch.ids, resources: resources, items: left}}
 }
 

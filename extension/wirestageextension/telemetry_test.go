@@ -4,17 +4,22 @@ package wirestageextension
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
+	"github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension/internal/metadatatest"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry/componenttelemetrytest"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
@@ -34,6 +39,7 @@ func countLogsRequest(t *testing.T, inject bool) (attribute.Set, map[string][]at
 	}
 	e, err := NewFactory().Create(context.Background(), set, &Config{Stages: []component.ID{stageID}})
 	require.NoError(t, err)
+	require.NoError(t, e.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, e.Shutdown(context.Background())) })
 	w := e.(*wireStage)
 	unregister, err := w.register(stageID, otlpwire.SignalLogs, &stageRecorder{}, false)
@@ -96,5 +102,106 @@ func TestTelemetryAttributes(t *testing.T) {
 			}
 			assert.Equal(t, want, points)
 		})
+	}
+}
+
+// TestRequestCountsTelemetry pins the per-request metrics, which run keeps
+// in atomic counters that the meter reads when it collects: each series
+// holds the cumulative, monotonic count of what run saw, under the name,
+// unit and attributes the synchronous counters had; a series exists once
+// a request recorded it (a request without items records an items series
+// of zero) and not before; after Shutdown nothing is reported any more.
+func TestRequestCountsTelemetry(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	set := settingsFor(t)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	w, err := newWireStage(set, &Config{Stages: []component.ID{stageID}, DivertAllPipelines: true})
+	require.NoError(t, err)
+	require.NoError(t, w.Start(context.Background(), componenttest.NewNopHost()))
+
+	// The stage refuses a request holding a resource named retry or bad,
+	// and diverts the resources whose name starts with d.
+	stage := StageFunc(func(_ context.Context, req otlpwire.Request) (Result, error) {
+		var keep []int
+		i := 0
+		for rd, err := range req.Resources() {
+			if err != nil {
+				return Result{}, err
+			}
+			res, err := rd.Resource()
+			if err != nil {
+				return Result{}, err
+			}
+			name, _, err := res.Attribute("service.name")
+			if err != nil {
+				return Result{}, err
+			}
+			switch n := name.Str(); {
+			case n == "retry":
+				return Result{}, errors.New("try again")
+			case n == "bad":
+				return Result{}, consumererror.NewPermanent(errors.New("never"))
+			case !strings.HasPrefix(n, "d"):
+				keep = append(keep, i)
+			}
+			i++
+		}
+		return Result{Divert: i != len(keep), Keep: keep}, nil
+	})
+	for _, sig := range []otlpwire.Signal{otlpwire.SignalTraces, otlpwire.SignalLogs} {
+		_, err = w.register(stageID, sig, stage, true)
+		require.NoError(t, err)
+	}
+	noRecords := plog.NewLogs()
+	noRecords.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty()
+	emptyLogs, err := (&plog.ProtoMarshaler{}).MarshalLogs(noRecords)
+	require.NoError(t, err)
+	for _, r := range []struct {
+		sig  otlpwire.Signal
+		body []byte
+	}{
+		{otlpwire.SignalTraces, marshal(t, traces(2, "a", "d1"))}, // passed: 4 items, 2 diverted
+		{otlpwire.SignalTraces, marshal(t, traces(2, "d2"))},      // diverted: 2 items, 2 diverted
+		{otlpwire.SignalTraces, marshal(t, traces(1, "retry"))},   // refused_retryable: 1 item
+		{otlpwire.SignalTraces, marshal(t, traces(1, "bad"))},     // refused_permanent: 1 item
+		{otlpwire.SignalTraces, []byte{0xff}},                     // malformed: no items
+		{otlpwire.SignalLogs, emptyLogs},                          // passed: 0 items
+	} {
+		w.run(context.Background(), r.sig, r.body, new(call))
+	}
+
+	id := attribute.String("otelcol.component.id", "wirestage/test")
+	tracesSig := attribute.String("otelcol.signal", "traces")
+	logsSig := attribute.String("otelcol.signal", "logs")
+	point := func(v int64, kvs ...attribute.KeyValue) metricdata.DataPoint[int64] {
+		return metricdata.DataPoint[int64]{Value: v, Attributes: attribute.NewSet(append([]attribute.KeyValue{id}, kvs...)...)}
+	}
+	outcome := func(o string) attribute.KeyValue { return attribute.String("outcome", o) }
+	metadatatest.AssertEqualExtensionWirestageRequests(t, tel, []metricdata.DataPoint[int64]{
+		point(1, tracesSig, outcome(outcomePassed)),
+		point(1, tracesSig, outcome(outcomeDiverted)),
+		point(1, tracesSig, outcome(outcomeRefusedRetryable)),
+		point(1, tracesSig, outcome(outcomeRefusedPermanent)),
+		point(1, tracesSig, outcome(outcomeMalformed)),
+		point(1, logsSig, outcome(outcomePassed)),
+	}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualExtensionWirestageItems(t, tel, []metricdata.DataPoint[int64]{
+		point(8, tracesSig),
+		point(0, logsSig),
+	}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualExtensionWirestageDivertedItems(t, tel, []metricdata.DataPoint[int64]{
+		point(4, tracesSig),
+	}, metricdatatest.IgnoreTimestamp())
+
+	require.NoError(t, w.Shutdown(context.Background()))
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, tel.Reader.Collect(context.Background(), &rm))
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if sum, ok := m.Data.(metricdata.Sum[int64]); ok {
+				assert.Empty(t, sum.DataPoints, "%s reported after Shutdown", m.Name)
+			}
+		}
 	}
 }

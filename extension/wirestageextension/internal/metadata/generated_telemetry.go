@@ -5,10 +5,12 @@
 package metadata
 
 import (
+	"context"
 	"errors"
 	"sync"
 
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/embedded"
 	"go.opentelemetry.io/otel/trace"
 
 	"go.opentelemetry.io/collector/component"
@@ -28,11 +30,11 @@ type TelemetryBuilder struct {
 	meter                               metric.Meter
 	mu                                  sync.Mutex
 	registrations                       []metric.Registration
-	ExtensionWirestageDivertedItems     metric.Int64Counter
+	ExtensionWirestageDivertedItems     metric.Int64ObservableCounter
 	ExtensionWirestageGrpcHandoffMisses metric.Int64Counter
 	ExtensionWirestageGrpcHeldBytes     metric.Int64UpDownCounter
-	ExtensionWirestageItems             metric.Int64Counter
-	ExtensionWirestageRequests          metric.Int64Counter
+	ExtensionWirestageItems             metric.Int64ObservableCounter
+	ExtensionWirestageRequests          metric.Int64ObservableCounter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -44,6 +46,61 @@ type telemetryBuilderOptionFunc func(mb *TelemetryBuilder)
 
 func (tbof telemetryBuilderOptionFunc) apply(mb *TelemetryBuilder) {
 	tbof(mb)
+}
+
+// RegisterExtensionWirestageDivertedItemsCallback sets callback for observable ExtensionWirestageDivertedItems metric.
+func (builder *TelemetryBuilder) RegisterExtensionWirestageDivertedItemsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExtensionWirestageDivertedItems, obs: o})
+		return nil
+	}, builder.ExtensionWirestageDivertedItems)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExtensionWirestageItemsCallback sets callback for observable ExtensionWirestageItems metric.
+func (builder *TelemetryBuilder) RegisterExtensionWirestageItemsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExtensionWirestageItems, obs: o})
+		return nil
+	}, builder.ExtensionWirestageItems)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExtensionWirestageRequestsCallback sets callback for observable ExtensionWirestageRequests metric.
+func (builder *TelemetryBuilder) RegisterExtensionWirestageRequestsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExtensionWirestageRequests, obs: o})
+		return nil
+	}, builder.ExtensionWirestageRequests)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+type observerInt64 struct {
+	embedded.Int64Observer
+	inst metric.Int64Observable
+	obs  metric.Observer
+}
+
+func (oi *observerInt64) Observe(value int64, opts ...metric.ObserveOption) {
+	oi.obs.ObserveInt64(oi.inst, value, opts...)
 }
 
 // Shutdown unregister all registered callbacks for async instruments.
@@ -64,7 +121,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
-	builder.ExtensionWirestageDivertedItems, err = builder.meter.Int64Counter(
+	builder.ExtensionWirestageDivertedItems, err = builder.meter.Int64ObservableCounter(
 		"otelcol_extension_wirestage_diverted_items",
 		metric.WithDescription("Items the stages removed from requests (forwarded by a diverting stage); the receiver never decodes them. [Development]"),
 		metric.WithUnit("{item}"),
@@ -82,13 +139,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("By"),
 	)
 	errs = errors.Join(errs, err)
-	builder.ExtensionWirestageItems, err = builder.meter.Int64Counter(
+	builder.ExtensionWirestageItems, err = builder.meter.Int64ObservableCounter(
 		"otelcol_extension_wirestage_items",
 		metric.WithDescription("Items (spans, metric data points, log records) in the requests the stages ran on. [Development]"),
 		metric.WithUnit("{item}"),
 	)
 	errs = errors.Join(errs, err)
-	builder.ExtensionWirestageRequests, err = builder.meter.Int64Counter(
+	builder.ExtensionWirestageRequests, err = builder.meter.Int64ObservableCounter(
 		"otelcol_extension_wirestage_requests",
 		metric.WithDescription("OTLP protobuf requests seen by the stage, by outcome: `passed` (the stages ran and something was left for the receiver to decode), `diverted` (the stages ran and nothing was left), `refused_retryable` (answered 503 / UNAVAILABLE), `refused_permanent` (answered 400 / INVALID_ARGUMENT), `malformed` (not valid OTLP protobuf: left untouched for the receiver to reject). [Development]"),
 		metric.WithUnit("{request}"),

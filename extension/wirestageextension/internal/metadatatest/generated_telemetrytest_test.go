@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
@@ -21,11 +22,20 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
-	tb.ExtensionWirestageDivertedItems.Add(context.Background(), 1)
+	require.NoError(t, tb.RegisterExtensionWirestageDivertedItemsCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
+	require.NoError(t, tb.RegisterExtensionWirestageItemsCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
+	require.NoError(t, tb.RegisterExtensionWirestageRequestsCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	tb.ExtensionWirestageGrpcHandoffMisses.Add(context.Background(), 1)
 	tb.ExtensionWirestageGrpcHeldBytes.Add(context.Background(), 1)
-	tb.ExtensionWirestageItems.Add(context.Background(), 1)
-	tb.ExtensionWirestageRequests.Add(context.Background(), 1)
 	AssertEqualExtensionWirestageDivertedItems(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
