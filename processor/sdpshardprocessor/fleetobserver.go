@@ -18,54 +18,57 @@ import (
 // status through its own health slot, freed by leave when the member
 // leaves the fleet.
 type memberObserver struct {
-	o     *observer
-	slot  uint32
-	attrs metric.MeasurementOption
-	acks  [3]metric.MeasurementOption
+	o      *observer
+	slot   uint32
+	counts *connCounts
+	attrs  metric.MeasurementOption // counts.attrs
 }
 
 var _ transport.Observer = (*memberObserver)(nil)
 
-// forMember returns the observer of member id at endpoint, its series
-// recorded at 0.
+// forMember returns the observer of member id at endpoint. Its synchronous
+// series are recorded at 0 (which changes nothing for a member seen before)
+// and its observable ones are reported from now on.
 func (o *observer) forMember(id, endpoint string) *memberObserver {
-	memberAttr := attribute.String("member", id)
-	m := &memberObserver{o: o, slot: o.health.addTarget(id, endpoint), attrs: o.with(memberAttr)}
-	for status, name := range [3]string{"accepted", "retry", "rejected"} {
-		m.acks[status] = o.with(memberAttr, attribute.String("status", name))
-	}
-	ctx := context.Background()
-	for _, c := range []metric.Int64Counter{
-		o.tb.ProcessorSdpshardFramesSent, o.tb.ProcessorSdpshardBytesSent, o.tb.ProcessorSdpshardItemsSent,
-		o.tb.ProcessorSdpshardRetransmissions, o.tb.ProcessorSdpshardReconnects,
-		o.tb.ProcessorSdpshardConnectionFailures, o.tb.ProcessorSdpshardUndeliveredItems,
-	} {
-		c.Add(ctx, 0, m.attrs)
-	}
-	for _, status := range m.acks {
-		o.tb.ProcessorSdpshardAcks.Add(ctx, 0, status)
-	}
-	return m
+	c := o.memberCounts(id)
+	o.recordConnZeros(c.attrs)
+	return &memberObserver{o: o, slot: o.health.addTarget(id, endpoint), counts: c, attrs: c.attrs}
 }
 
-func (m *memberObserver) FramesSent(_ uint32, s transport.Sent) {
-	ctx, tb := context.Background(), m.o.tb
-	tb.ProcessorSdpshardFramesSent.Add(ctx, int64(s.Frames), m.attrs)
-	tb.ProcessorSdpshardBytesSent.Add(ctx, int64(s.Bytes), m.attrs)
-	tb.ProcessorSdpshardItemsSent.Add(ctx, int64(s.Items), m.attrs)
-	if s.Retransmissions > 0 {
-		tb.ProcessorSdpshardRetransmissions.Add(ctx, int64(s.Retransmissions), m.attrs)
+// memberCounts returns the counts of member id, made and observed from the
+// first time the member joins the fleet.
+//
+// They stay observed after the member leaves, and a member that comes back
+// (or whose client is replaced, as when it is re-addressed) continues from
+// them: the series are cumulative counters, and the synchronous counters
+// they replace behaved that way, since the metric SDK keeps the sum of
+// every attribute set it has seen for the life of the meter provider.
+// Forgetting a member that left would drop series a scrape has shown and,
+// if it came back, restart them at 0, which a Prometheus rate() reads as a
+// counter reset. So the map is never shrunk: it holds one entry per member
+// ID the processor has ever had, a bound the SDK's own storage had before
+// (and the SDK's cardinality limit per metric still applies to what is
+// exported, as it did).
+func (o *observer) memberCounts(id string) *connCounts {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if c, ok := o.members[id]; ok {
+		return c
 	}
+	c := o.newConnCounts(attribute.String("member", id))
+	o.members[id] = c
+	o.observed = append(o.observed, c)
+	return c
 }
+
+func (m *memberObserver) FramesSent(_ uint32, s transport.Sent) { m.counts.sent(s) }
 
 func (m *memberObserver) AckReceived(_ uint32, status sdp.AckStatus, frames int) {
-	if int(status) >= len(m.acks) {
-		return
-	}
-	m.o.tb.ProcessorSdpshardAcks.Add(context.Background(), int64(frames), m.acks[status])
+	m.counts.acked(status, frames)
 }
 
-// leave frees the member's health slot; its client has stopped.
+// leave frees the member's health slot; its client has stopped. Its counts
+// stay (see memberCounts).
 func (m *memberObserver) leave() { m.o.health.removeTarget(m.slot) }
 
 func (m *memberObserver) Connected(_ uint32, reconnect bool) {

@@ -9,14 +9,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/processor"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
@@ -25,7 +23,6 @@ import (
 	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
 	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/metadata"
-	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
 
@@ -125,6 +122,10 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 	hl := newHealth(ts.Logger, cfg.Endpoints)
 	obs := newObserver(tb, hl, componenttelemetry.Identity(ts, set.ID, ""), len(cfg.Endpoints))
 	obs.recordZeros()
+	if err := obs.registerCounters(); err != nil {
+		tb.Shutdown()
+		return nil, fmt.Errorf("registering counters: %w", err)
+	}
 	s := &shardSet{
 		id:           set.ID,
 		logger:       ts.Logger,
@@ -386,106 +387,4 @@ func (s *shardSet) shutdown(ctx context.Context) {
 		}
 	}
 	s.telemetry.Shutdown()
-}
-
-// observer turns transport events into the processor's metrics. The
-// attribute sets are built once: the callbacks run on the send path.
-type observer struct {
-	tb           *metadata.TelemetryBuilder
-	health       *health
-	shardAttrs   []metric.MeasurementOption
-	ackAttrs     [][3]metric.MeasurementOption
-	refusedAttrs map[string]metric.MeasurementOption
-	idAttrs      metric.MeasurementOption // identity alone: the series without a shard or reason
-	// with returns the attribute set of identity plus kvs, for series
-	// made later (a fleet's members).
-	with func(kvs ...attribute.KeyValue) metric.MeasurementOption
-}
-
-// refusalReasons lists every value of the refused_batches reason attribute.
-var refusalReasons = [...]string{reasonQueueFull, reasonClosed, reasonRejected, reasonUndelivered, reasonCanceled, reasonMalformed, reasonStorage, reasonProtocol, reasonNoMembers}
-
-// newObserver builds the attribute sets of every series; identity is what
-// componenttelemetry.Identity returns for the set (nothing when the
-// Collector injects the component's ID).
-func newObserver(tb *metadata.TelemetryBuilder, hl *health, identity []attribute.KeyValue, shards int) *observer {
-	with := func(kvs ...attribute.KeyValue) metric.MeasurementOption {
-		return metric.WithAttributeSet(attribute.NewSet(append(slices.Clone(identity), kvs...)...))
-	}
-	o := &observer{tb: tb, health: hl, refusedAttrs: make(map[string]metric.MeasurementOption), idAttrs: with(), with: with}
-	for shard := range shards {
-		shardAttr := attribute.Int("shard", shard)
-		o.shardAttrs = append(o.shardAttrs, with(shardAttr))
-		var acks [3]metric.MeasurementOption
-		for status, name := range [3]string{"accepted", "retry", "rejected"} {
-			acks[status] = with(shardAttr, attribute.String("status", name))
-		}
-		o.ackAttrs = append(o.ackAttrs, acks)
-	}
-	for _, reason := range refusalReasons {
-		o.refusedAttrs[reason] = with(attribute.String("reason", reason))
-	}
-	return o
-}
-
-// recordZeros records 0 on every counter for every shard, status and
-// reason, so that each series exists from the start: a dashboard or alert
-// sees 0 rather than nothing until the first event, and a count recorded
-// just before shutdown is an increase over a value already exported.
-func (o *observer) recordZeros() {
-	ctx := context.Background()
-	for shard, attrs := range o.shardAttrs {
-		for _, c := range []metric.Int64Counter{
-			o.tb.ProcessorSdpshardFramesSent, o.tb.ProcessorSdpshardBytesSent, o.tb.ProcessorSdpshardItemsSent,
-			o.tb.ProcessorSdpshardRetransmissions, o.tb.ProcessorSdpshardReconnects,
-			o.tb.ProcessorSdpshardConnectionFailures, o.tb.ProcessorSdpshardUndeliveredItems,
-		} {
-			c.Add(ctx, 0, attrs)
-		}
-		for _, status := range o.ackAttrs[shard] {
-			o.tb.ProcessorSdpshardAcks.Add(ctx, 0, status)
-		}
-	}
-	for _, attrs := range o.refusedAttrs {
-		o.tb.ProcessorSdpshardRefusedBatches.Add(ctx, 0, attrs)
-	}
-	o.tb.ProcessorSdpshardUnroutableItems.Add(ctx, 0, o.idAttrs)
-	for _, c := range []metric.Int64Counter{o.tb.ProcessorSdpshardMembershipChanges, o.tb.ProcessorSdpshardReroutedFrames, o.tb.ProcessorSdpshardResolverErrors} {
-		c.Add(ctx, 0, o.idAttrs)
-	}
-}
-
-var _ transport.Observer = (*observer)(nil)
-
-func (o *observer) FramesSent(shard uint32, s transport.Sent) {
-	ctx, attrs := context.Background(), o.shardAttrs[shard]
-	o.tb.ProcessorSdpshardFramesSent.Add(ctx, int64(s.Frames), attrs)
-	o.tb.ProcessorSdpshardBytesSent.Add(ctx, int64(s.Bytes), attrs)
-	o.tb.ProcessorSdpshardItemsSent.Add(ctx, int64(s.Items), attrs)
-	if s.Retransmissions > 0 {
-		o.tb.ProcessorSdpshardRetransmissions.Add(ctx, int64(s.Retransmissions), attrs)
-	}
-}
-
-func (o *observer) AckReceived(shard uint32, status sdp.AckStatus, frames int) {
-	if int(status) >= len(o.ackAttrs[shard]) {
-		return
-	}
-	o.tb.ProcessorSdpshardAcks.Add(context.Background(), int64(frames), o.ackAttrs[shard][status])
-}
-
-func (o *observer) Connected(shard uint32, reconnect bool) {
-	o.health.connected(shard)
-	if reconnect {
-		o.tb.ProcessorSdpshardReconnects.Add(context.Background(), 1, o.shardAttrs[shard])
-	}
-}
-
-func (o *observer) Disconnected(shard uint32, err error) {
-	o.tb.ProcessorSdpshardConnectionFailures.Add(context.Background(), 1, o.shardAttrs[shard])
-	o.health.disconnected(shard, err)
-}
-
-func (o *observer) Undelivered(shard uint32, _, items int) {
-	o.tb.ProcessorSdpshardUndeliveredItems.Add(context.Background(), int64(items), o.shardAttrs[shard])
 }

@@ -30,11 +30,11 @@ type TelemetryBuilder struct {
 	meter                               metric.Meter
 	mu                                  sync.Mutex
 	registrations                       []metric.Registration
-	ProcessorSdpshardAcks               metric.Int64Counter
-	ProcessorSdpshardBytesSent          metric.Int64Counter
+	ProcessorSdpshardAcks               metric.Int64ObservableCounter
+	ProcessorSdpshardBytesSent          metric.Int64ObservableCounter
 	ProcessorSdpshardConnectionFailures metric.Int64Counter
-	ProcessorSdpshardFramesSent         metric.Int64Counter
-	ProcessorSdpshardItemsSent          metric.Int64Counter
+	ProcessorSdpshardFramesSent         metric.Int64ObservableCounter
+	ProcessorSdpshardItemsSent          metric.Int64ObservableCounter
 	ProcessorSdpshardMembers            metric.Int64ObservableGauge
 	ProcessorSdpshardMembershipChanges  metric.Int64Counter
 	ProcessorSdpshardQueueBytes         metric.Int64ObservableGauge
@@ -42,7 +42,7 @@ type TelemetryBuilder struct {
 	ProcessorSdpshardRefusedBatches     metric.Int64Counter
 	ProcessorSdpshardReroutedFrames     metric.Int64Counter
 	ProcessorSdpshardResolverErrors     metric.Int64Counter
-	ProcessorSdpshardRetransmissions    metric.Int64Counter
+	ProcessorSdpshardRetransmissions    metric.Int64ObservableCounter
 	ProcessorSdpshardUndeliveredItems   metric.Int64Counter
 	ProcessorSdpshardUnroutableItems    metric.Int64Counter
 }
@@ -56,6 +56,66 @@ type telemetryBuilderOptionFunc func(mb *TelemetryBuilder)
 
 func (tbof telemetryBuilderOptionFunc) apply(mb *TelemetryBuilder) {
 	tbof(mb)
+}
+
+// RegisterProcessorSdpshardAcksCallback sets callback for observable ProcessorSdpshardAcks metric.
+func (builder *TelemetryBuilder) RegisterProcessorSdpshardAcksCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorSdpshardAcks, obs: o})
+		return nil
+	}, builder.ProcessorSdpshardAcks)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorSdpshardBytesSentCallback sets callback for observable ProcessorSdpshardBytesSent metric.
+func (builder *TelemetryBuilder) RegisterProcessorSdpshardBytesSentCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorSdpshardBytesSent, obs: o})
+		return nil
+	}, builder.ProcessorSdpshardBytesSent)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorSdpshardFramesSentCallback sets callback for observable ProcessorSdpshardFramesSent metric.
+func (builder *TelemetryBuilder) RegisterProcessorSdpshardFramesSentCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorSdpshardFramesSent, obs: o})
+		return nil
+	}, builder.ProcessorSdpshardFramesSent)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorSdpshardItemsSentCallback sets callback for observable ProcessorSdpshardItemsSent metric.
+func (builder *TelemetryBuilder) RegisterProcessorSdpshardItemsSentCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorSdpshardItemsSent, obs: o})
+		return nil
+	}, builder.ProcessorSdpshardItemsSent)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
 }
 
 // RegisterProcessorSdpshardMembersCallback sets callback for observable ProcessorSdpshardMembers metric.
@@ -79,6 +139,21 @@ func (builder *TelemetryBuilder) RegisterProcessorSdpshardQueueBytesCallback(cb 
 		cb(ctx, &observerInt64{inst: builder.ProcessorSdpshardQueueBytes, obs: o})
 		return nil
 	}, builder.ProcessorSdpshardQueueBytes)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorSdpshardRetransmissionsCallback sets callback for observable ProcessorSdpshardRetransmissions metric.
+func (builder *TelemetryBuilder) RegisterProcessorSdpshardRetransmissionsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorSdpshardRetransmissions, obs: o})
+		return nil
+	}, builder.ProcessorSdpshardRetransmissions)
 	if err != nil {
 		return err
 	}
@@ -116,13 +191,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
-	builder.ProcessorSdpshardAcks, err = builder.meter.Int64Counter(
+	builder.ProcessorSdpshardAcks, err = builder.meter.Int64ObservableCounter(
 		"otelcol_processor_sdpshard_acks",
 		metric.WithDescription("Frames settled by the sidecar's acks, by ack status. [Development]"),
 		metric.WithUnit("{frame}"),
 	)
 	errs = errors.Join(errs, err)
-	builder.ProcessorSdpshardBytesSent, err = builder.meter.Int64Counter(
+	builder.ProcessorSdpshardBytesSent, err = builder.meter.Int64ObservableCounter(
 		"otelcol_processor_sdpshard_bytes_sent",
 		metric.WithDescription("Bytes of encoded ResourceFrames written to a shard's connection, retransmissions included. [Development]"),
 		metric.WithUnit("By"),
@@ -134,13 +209,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{connection}"),
 	)
 	errs = errors.Join(errs, err)
-	builder.ProcessorSdpshardFramesSent, err = builder.meter.Int64Counter(
+	builder.ProcessorSdpshardFramesSent, err = builder.meter.Int64ObservableCounter(
 		"otelcol_processor_sdpshard_frames_sent",
 		metric.WithDescription("ResourceFrames written to a shard's connection, retransmissions included. [Development]"),
 		metric.WithUnit("{frame}"),
 	)
 	errs = errors.Join(errs, err)
-	builder.ProcessorSdpshardItemsSent, err = builder.meter.Int64Counter(
+	builder.ProcessorSdpshardItemsSent, err = builder.meter.Int64ObservableCounter(
 		"otelcol_processor_sdpshard_items_sent",
 		metric.WithDescription("Spans, data points or log records carried by the frames written to a shard, retransmissions included. [Development]"),
 		metric.WithUnit("{item}"),
@@ -188,7 +263,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{error}"),
 	)
 	errs = errors.Join(errs, err)
-	builder.ProcessorSdpshardRetransmissions, err = builder.meter.Int64Counter(
+	builder.ProcessorSdpshardRetransmissions, err = builder.meter.Int64ObservableCounter(
 		"otelcol_processor_sdpshard_retransmissions",
 		metric.WithDescription("Frames written again after a reconnect or a retry ack. [Development]"),
 		metric.WithUnit("{frame}"),

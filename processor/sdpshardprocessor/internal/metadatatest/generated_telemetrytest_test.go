@@ -22,6 +22,22 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	require.NoError(t, tb.RegisterProcessorSdpshardAcksCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
+	require.NoError(t, tb.RegisterProcessorSdpshardBytesSentCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
+	require.NoError(t, tb.RegisterProcessorSdpshardFramesSentCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
+	require.NoError(t, tb.RegisterProcessorSdpshardItemsSentCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	require.NoError(t, tb.RegisterProcessorSdpshardMembersCallback(func(_ context.Context, observer metric.Int64Observer) error {
 		observer.Observe(1)
 		return nil
@@ -30,17 +46,16 @@ func TestSetupTelemetry(t *testing.T) {
 		observer.Observe(1)
 		return nil
 	}))
-	tb.ProcessorSdpshardAcks.Add(context.Background(), 1)
-	tb.ProcessorSdpshardBytesSent.Add(context.Background(), 1)
+	require.NoError(t, tb.RegisterProcessorSdpshardRetransmissionsCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	tb.ProcessorSdpshardConnectionFailures.Add(context.Background(), 1)
-	tb.ProcessorSdpshardFramesSent.Add(context.Background(), 1)
-	tb.ProcessorSdpshardItemsSent.Add(context.Background(), 1)
 	tb.ProcessorSdpshardMembershipChanges.Add(context.Background(), 1)
 	tb.ProcessorSdpshardReconnects.Add(context.Background(), 1)
 	tb.ProcessorSdpshardRefusedBatches.Add(context.Background(), 1)
 	tb.ProcessorSdpshardReroutedFrames.Add(context.Background(), 1)
 	tb.ProcessorSdpshardResolverErrors.Add(context.Background(), 1)
-	tb.ProcessorSdpshardRetransmissions.Add(context.Background(), 1)
 	tb.ProcessorSdpshardUndeliveredItems.Add(context.Background(), 1)
 	tb.ProcessorSdpshardUnroutableItems.Add(context.Background(), 1)
 	AssertEqualProcessorSdpshardAcks(t, testTel,
