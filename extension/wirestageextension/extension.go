@@ -61,7 +61,7 @@ type wireStage struct {
 
 	calls    sync.Pool
 	callsOut atomic.Int64
-	idOpts   []metric.AddOption // the extension's identity alone, for metrics without a signal
+	idAttrs  metric.MeasurementOption // the extension's identity alone, for metrics without a signal
 
 	grpc grpcShared // the gRPC hand-off's count of held buffers, and test seams
 }
@@ -96,7 +96,7 @@ func newWireStage(set extension.Settings, cfg *Config) (*wireStage, error) {
 	with := func(kvs ...attribute.KeyValue) metric.MeasurementOption {
 		return metric.WithAttributeSet(attribute.NewSet(append(slices.Clone(identity), kvs...)...))
 	}
-	w.idOpts = []metric.AddOption{with()}
+	w.idAttrs = with()
 	for s := range signals {
 		sig := attribute.String(componenttelemetry.SignalKey, otlpwire.Signal(s+1).String())
 		sigAttrs := with(sig)
@@ -110,16 +110,32 @@ func newWireStage(set extension.Settings, cfg *Config) (*wireStage, error) {
 	return w, nil
 }
 
-// Start has the meter report the per-request counts; Shutdown stops it.
+// Start has the meter report the per-request counts.
 func (w *wireStage) Start(context.Context, component.Host) error {
-	if err := w.counts.register(w.tb); err != nil {
+	err := errors.Join(w.counts.register(w.tb), w.tb.RegisterExtensionWirestageGrpcHeldBytesCallback(w.observeHeldBytes))
+	if err != nil {
 		return fmt.Errorf("wirestage: registering telemetry: %w", err)
 	}
 	return nil
 }
 
+// observeHeldBytes reports the bytes the gRPC hand-off holds, once it has
+// held any (the series a synchronous counter would have, no more). keep and
+// release change the count on every request, so they only add to an
+// atomic.
+func (w *wireStage) observeHeldBytes(_ context.Context, o metric.Int64Observer) error {
+	if w.grpc.held.kept.Load() > 0 {
+		o.Observe(w.grpc.held.bytes.Load(), w.idAttrs)
+	}
+	return nil
+}
+
+// Shutdown leaves the per-request counts reported: the Collector's
+// telemetry shuts down after its components, and the last export of a push
+// exporter must still carry the final counts, as it did with synchronous
+// counters. The registrations end with the meter provider, which the
+// Collector builds anew with every configuration it runs.
 func (w *wireStage) Shutdown(context.Context) error {
-	w.tb.Shutdown()
 	return nil
 }
 

@@ -3,7 +3,6 @@
 package wirestageextension
 
 import (
-	"context"
 	"sync/atomic"
 
 	"google.golang.org/grpc/mem"
@@ -50,7 +49,6 @@ func (g *grpcStage) keep(sig otlpwire.Signal, data mem.BufferSlice) *kept {
 	g.w.grpc.held.kept.Add(1)
 	g.w.grpc.held.buffers.Add(1)
 	g.w.grpc.held.bytes.Add(int64(k.n))
-	g.w.tb.ExtensionWirestageGrpcHeldBytes.Add(context.Background(), int64(k.n), g.w.idOpts...)
 	return k
 }
 
@@ -59,7 +57,6 @@ func (g *grpcStage) release(k *kept) {
 	k.buf.Free()
 	g.w.grpc.held.buffers.Add(-1)
 	g.w.grpc.held.bytes.Add(-int64(k.n))
-	g.w.tb.ExtensionWirestageGrpcHeldBytes.Add(context.Background(), -int64(k.n), g.w.idOpts...)
 }
 
 // sizeClassPool is the mem.BufferPool that keep copies multi-buffer

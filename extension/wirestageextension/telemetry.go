@@ -82,7 +82,8 @@ type requestCounts struct {
 // request records a request of signal index s that ended in outcome o.
 func (rc *requestCounts) request(s, o int) { rc.requests[s][o].add(1) }
 
-// register has tb's callbacks report the counts until tb.Shutdown.
+// register has tb's callbacks report the counts for as long as the meter
+// provider lives (see wireStage.Shutdown).
 func (rc *requestCounts) register(tb *metadata.TelemetryBuilder) error {
 	return errors.Join(
 		tb.RegisterExtensionWirestageRequestsCallback(rc.observeRequests),

@@ -110,7 +110,8 @@ func TestTelemetryAttributes(t *testing.T) {
 // holds the cumulative, monotonic count of what run saw, under the name,
 // unit and attributes the synchronous counters had; a series exists once
 // a request recorded it (a request without items records an items series
-// of zero) and not before; after Shutdown nothing is reported any more.
+// of zero) and not before; after Shutdown the final counts are still
+// reported, for the last export of a push exporter.
 func TestRequestCountsTelemetry(t *testing.T) {
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
@@ -195,13 +196,11 @@ func TestRequestCountsTelemetry(t *testing.T) {
 	}, metricdatatest.IgnoreTimestamp())
 
 	require.NoError(t, w.Shutdown(context.Background()))
-	var rm metricdata.ResourceMetrics
-	require.NoError(t, tel.Reader.Collect(context.Background(), &rm))
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if sum, ok := m.Data.(metricdata.Sum[int64]); ok {
-				assert.Empty(t, sum.DataPoints, "%s reported after Shutdown", m.Name)
-			}
-		}
-	}
+	metadatatest.AssertEqualExtensionWirestageItems(t, tel, []metricdata.DataPoint[int64]{
+		point(8, tracesSig),
+		point(0, logsSig),
+	}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualExtensionWirestageDivertedItems(t, tel, []metricdata.DataPoint[int64]{
+		point(4, tracesSig),
+	}, metricdatatest.IgnoreTimestamp())
 }

@@ -4,7 +4,6 @@ package sdpshardprocessor
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -108,43 +107,34 @@ func (o *observer) newConnCounts(conn attribute.KeyValue) *connCounts {
 	return c
 }
 
-// registerCounters registers the callbacks of the observable counters,
-// which report every connection's counts, 0 included, so that each series
+// registerCounters registers the callback of the observable counters,
+// which reports every connection's counts, 0 included, so that each series
 // exists from the start (as recordZeros does for the synchronous ones).
-// The TelemetryBuilder's Shutdown unregisters them.
-func (o *observer) registerCounters() error {
-	return errors.Join(
-		o.tb.RegisterProcessorSdpshardFramesSentCallback(o.observeEach(func(c *connCounts, obs metric.Int64Observer) {
-			obs.Observe(c.frames.Load(), c.attrs)
-		})),
-		o.tb.RegisterProcessorSdpshardBytesSentCallback(o.observeEach(func(c *connCounts, obs metric.Int64Observer) {
-			obs.Observe(c.bytes.Load(), c.attrs)
-		})),
-		o.tb.RegisterProcessorSdpshardItemsSentCallback(o.observeEach(func(c *connCounts, obs metric.Int64Observer) {
-			obs.Observe(c.items.Load(), c.attrs)
-		})),
-		o.tb.RegisterProcessorSdpshardRetransmissionsCallback(o.observeEach(func(c *connCounts, obs metric.Int64Observer) {
-			obs.Observe(c.retransmissions.Load(), c.attrs)
-		})),
-		o.tb.RegisterProcessorSdpshardAcksCallback(o.observeEach(func(c *connCounts, obs metric.Int64Observer) {
-			for status := range c.acks {
-				obs.Observe(c.acks[status].Load(), c.ackAttrs[status])
-			}
-		})),
-	)
-}
-
-// observeEach returns a callback that calls observe for every observed
-// connection.
-func (o *observer) observeEach(observe func(*connCounts, metric.Int64Observer)) metric.Int64Callback {
-	return func(_ context.Context, obs metric.Int64Observer) error {
+//
+// It registers on the meter, not through the TelemetryBuilder, whose
+// Shutdown at the processor's shutdown would unregister it: the counts
+// must stay reported until the Collector's telemetry shuts down, after its
+// components, so that the last export of a push exporter still carries
+// what was sent up to shutdown, as synchronous counters did. The
+// registration ends with the meter provider, which the Collector builds
+// anew with every configuration it runs.
+func (o *observer) registerCounters(meter metric.Meter) (metric.Registration, error) {
+	tb := o.tb
+	return meter.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		for _, c := range o.observed {
-			observe(c, obs)
+			obs.ObserveInt64(tb.ProcessorSdpshardFramesSent, c.frames.Load(), c.attrs)
+			obs.ObserveInt64(tb.ProcessorSdpshardBytesSent, c.bytes.Load(), c.attrs)
+			obs.ObserveInt64(tb.ProcessorSdpshardItemsSent, c.items.Load(), c.attrs)
+			obs.ObserveInt64(tb.ProcessorSdpshardRetransmissions, c.retransmissions.Load(), c.attrs)
+			for status := range c.acks {
+				obs.ObserveInt64(tb.ProcessorSdpshardAcks, c.acks[status].Load(), c.ackAttrs[status])
+			}
 		}
 		return nil
-	}
+	}, tb.ProcessorSdpshardFramesSent, tb.ProcessorSdpshardBytesSent, tb.ProcessorSdpshardItemsSent,
+		tb.ProcessorSdpshardRetransmissions, tb.ProcessorSdpshardAcks)
 }
 
 // recordZeros records 0 on every synchronous counter for every shard and

@@ -100,7 +100,12 @@ func TestCollectedCountersEqualWhatSidecarsHandled(t *testing.T) {
 	sc := signalCases[0]
 	p, _ := sc.create(t, NewFactory(), testSettings(tel), cfg)
 	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	shutDown := false
+	t.Cleanup(func() {
+		if !shutDown {
+			require.NoError(t, p.Shutdown(context.Background()))
+		}
+	})
 
 	for b := range 4 {
 		_, err := sc.consume(context.Background(), p, b, 10, 3)
@@ -144,6 +149,13 @@ func TestCollectedCountersEqualWhatSidecarsHandled(t *testing.T) {
 	metadatatest.AssertEqualProcessorSdpshardBytesSent(t, tel, bytes, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualProcessorSdpshardItemsSent(t, tel, items, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualProcessorSdpshardRetransmissions(t, tel, retransmissions, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualProcessorSdpshardAcks(t, tel, acks, metricdatatest.IgnoreTimestamp())
+
+	// The Collector's telemetry shuts down after its components: a push
+	// exporter's last export must still carry the final counts.
+	shutDown = true
+	require.NoError(t, p.Shutdown(context.Background()))
+	metadatatest.AssertEqualProcessorSdpshardFramesSent(t, tel, frames, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualProcessorSdpshardAcks(t, tel, acks, metricdatatest.IgnoreTimestamp())
 }
 

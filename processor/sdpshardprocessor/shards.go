@@ -122,10 +122,6 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 	hl := newHealth(ts.Logger, cfg.Endpoints)
 	obs := newObserver(tb, hl, componenttelemetry.Identity(ts, set.ID, ""), len(cfg.Endpoints))
 	obs.recordZeros()
-	if err := obs.registerCounters(); err != nil {
-		tb.Shutdown()
-		return nil, fmt.Errorf("registering counters: %w", err)
-	}
 	s := &shardSet{
 		id:           set.ID,
 		logger:       ts.Logger,
@@ -233,6 +229,12 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 	if err != nil {
 		tb.Shutdown()
 		return nil, fmt.Errorf("registering gauges: %w", err)
+	}
+	// Last, so that no failure above leaves the counters registered: this
+	// registration is not undone at shutdown (registerCounters).
+	if _, err := obs.registerCounters(metadata.Meter(ts)); err != nil {
+		tb.Shutdown()
+		return nil, fmt.Errorf("registering counters: %w", err)
 	}
 	return s, nil
 }

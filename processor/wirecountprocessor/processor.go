@@ -178,9 +178,13 @@ func (c *counter) observe(o metric.Int64Observer, value func(*group) int64) {
 	}
 }
 
+// shutdown leaves the counts reported: the Collector's telemetry shuts
+// down after its components, and the last export of a push exporter must
+// still carry the final counts, as it did with synchronous counters. The
+// callbacks end with the meter provider, which the Collector builds anew
+// with every configuration it runs.
 func (c *counter) shutdown(context.Context) error {
 	c.shutdownStage()
-	c.telemetry.Shutdown()
 	return nil
 }
 

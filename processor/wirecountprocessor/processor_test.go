@@ -437,3 +437,20 @@ func TestOneIDInTwoPipelinesAddsUp(t *testing.T) {
 	assert.Len(t, got, 1)
 	assert.Equal(t, int64(12), sumSeries(got))
 }
+
+// TestCountsOutliveShutdown: the Collector's telemetry shuts down after its
+// components, and the last export of a push exporter must still carry the
+// final counts, as it did when the counters were synchronous.
+func TestCountsOutliveShutdown(t *testing.T) {
+	tt := newTelemetry(t)
+	cfg := &Config{GroupBy: []string{"service.name"}, MaxGroups: 10}
+	p, err := NewFactory().CreateLogs(context.Background(), newSettings(tt, "stopping"), cfg, consumertest.NewNop())
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	ld := generateLogs(rand.New(rand.NewPCG(3, 3)), batchShape{resources: 3, scopes: 1, items: 4, varied: true})
+	require.NoError(t, p.ConsumeLogs(context.Background(), ld))
+	before := readSeries(t, tt, itemsMetric)
+	require.Equal(t, int64(ld.LogRecordCount()), sumSeries(before))
+	require.NoError(t, p.Shutdown(context.Background()))
+	assert.Equal(t, before, readSeries(t, tt, itemsMetric))
+}

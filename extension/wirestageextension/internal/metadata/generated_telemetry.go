@@ -32,7 +32,7 @@ type TelemetryBuilder struct {
 	registrations                       []metric.Registration
 	ExtensionWirestageDivertedItems     metric.Int64ObservableCounter
 	ExtensionWirestageGrpcHandoffMisses metric.Int64Counter
-	ExtensionWirestageGrpcHeldBytes     metric.Int64UpDownCounter
+	ExtensionWirestageGrpcHeldBytes     metric.Int64ObservableUpDownCounter
 	ExtensionWirestageItems             metric.Int64ObservableCounter
 	ExtensionWirestageRequests          metric.Int64ObservableCounter
 }
@@ -54,6 +54,21 @@ func (builder *TelemetryBuilder) RegisterExtensionWirestageDivertedItemsCallback
 		cb(ctx, &observerInt64{inst: builder.ExtensionWirestageDivertedItems, obs: o})
 		return nil
 	}, builder.ExtensionWirestageDivertedItems)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExtensionWirestageGrpcHeldBytesCallback sets callback for observable ExtensionWirestageGrpcHeldBytes metric.
+func (builder *TelemetryBuilder) RegisterExtensionWirestageGrpcHeldBytesCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExtensionWirestageGrpcHeldBytes, obs: o})
+		return nil
+	}, builder.ExtensionWirestageGrpcHeldBytes)
 	if err != nil {
 		return err
 	}
@@ -133,7 +148,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{request}"),
 	)
 	errs = errors.Join(errs, err)
-	builder.ExtensionWirestageGrpcHeldBytes, err = builder.meter.Int64UpDownCounter(
+	builder.ExtensionWirestageGrpcHeldBytes, err = builder.meter.Int64ObservableUpDownCounter(
 		"otelcol_extension_wirestage_grpc_held_bytes",
 		metric.WithDescription("Bytes of gRPC request messages the codec kept for the stages and has not released yet. Each is released when its RPC's stages ran or the RPC ended; between requests this returns to zero. [Development]"),
 		metric.WithUnit("By"),

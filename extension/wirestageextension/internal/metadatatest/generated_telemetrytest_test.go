@@ -26,6 +26,10 @@ func TestSetupTelemetry(t *testing.T) {
 		observer.Observe(1)
 		return nil
 	}))
+	require.NoError(t, tb.RegisterExtensionWirestageGrpcHeldBytesCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	require.NoError(t, tb.RegisterExtensionWirestageItemsCallback(func(_ context.Context, observer metric.Int64Observer) error {
 		observer.Observe(1)
 		return nil
@@ -35,7 +39,6 @@ func TestSetupTelemetry(t *testing.T) {
 		return nil
 	}))
 	tb.ExtensionWirestageGrpcHandoffMisses.Add(context.Background(), 1)
-	tb.ExtensionWirestageGrpcHeldBytes.Add(context.Background(), 1)
 	AssertEqualExtensionWirestageDivertedItems(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
