@@ -56,7 +56,7 @@ type Measurement struct {
 	Elapsed time.Duration // from the first measured request until every item arrived
 	// Collector and Sidecars are the processes' rusage after a graceful
 	// stop; when StartupExcluded, minus the CPU they had used by the end of
-	// the warm-up.
+	// the warm-up. Their PeakAnon is sampled from start to stop.
 	Collector       Usage
 	Sidecars        Usage
 	StartupExcluded bool
@@ -92,8 +92,12 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 		statsFiles []string
 		floorStats = filepath.Join(dir, "floor.json")
 		env        = []string{"BENCH_SINK_ENDPOINT=" + sink.Endpoint(), "BENCH_FLOOR_STATS_FILE=" + floorStats}
+		anon       = startAnonPeaks(anonInterval, readRssAnon)
 	)
 	defer func() {
+		// The sampler stops first: it must not read the pid of a process
+		// that has been reaped.
+		anon.stop()
 		for _, p := range procs {
 			p.kill()
 		}
@@ -113,6 +117,7 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 			return m, err
 		}
 		procs = append(procs, p)
+		anon.watch(p.cmd.Process.Pid)
 		statsFiles = append(statsFiles, stats)
 		if err := waitDial(ctx, p, "unix", socket, 15*time.Second); err != nil {
 			return m, err
@@ -143,6 +148,7 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 		return m, err
 	}
 	procs = append(procs, collector)
+	anon.watch(collector.cmd.Process.Pid)
 	// The receivers start last, once the pipelines behind them run.
 	for _, ep := range []string{grpcEndpoint, httpEndpoint} {
 		if err := waitDial(ctx, collector, "tcp", ep, 60*time.Second); err != nil {
@@ -204,9 +210,11 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 	// sidecars, and check the final counts against what was sent.
 	var errs []error
 	for i := len(procs) - 1; i >= 0; i-- {
+		peakAnon := anon.take(procs[i].cmd.Process.Pid)
 		u, err := procs[i].stop()
 		errs = append(errs, err)
 		u.CPU -= base[i]
+		u.PeakAnon = peakAnon
 		if procs[i] == collector {
 			m.Collector = u
 		} else {

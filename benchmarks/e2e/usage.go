@@ -16,13 +16,24 @@ import (
 
 // Usage is the CPU time and peak resident memory of one process.
 type Usage struct {
-	CPU     time.Duration // user + system
-	PeakRSS int64         // bytes; 0 when unknown
+	CPU time.Duration // user + system
+	// PeakRSS is the kernel's peak resident set (ru_maxrss), in bytes; 0
+	// when unknown. It includes the pages of the binary's code and data the
+	// process touched, so a larger binary has a larger PeakRSS.
+	PeakRSS int64
+	// PeakAnon is the peak anonymous resident memory, in bytes, sampled from
+	// /proc/PID/status (RssAnon) every anonInterval and right before the
+	// stop: the process's own memory (heap, stacks, runtime) without the
+	// file-backed pages of its binary. 0 when unknown (no /proc, as on
+	// macOS). A peak shorter than the interval can be missed.
+	PeakAnon int64
 }
 
-// Add sums two usages: CPU adds up, and so does peak RSS, as an upper bound
-// of the processes' joint peak.
-func (u Usage) Add(v Usage) Usage { return Usage{CPU: u.CPU + v.CPU, PeakRSS: u.PeakRSS + v.PeakRSS} }
+// Add sums two usages: CPU adds up, and so do the peaks, as upper bounds of
+// the processes' joint peaks.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{CPU: u.CPU + v.CPU, PeakRSS: u.PeakRSS + v.PeakRSS, PeakAnon: u.PeakAnon + v.PeakAnon}
+}
 
 // usageOf reads the rusage of an exited process: the kernel's own account of
 // what the process used over its lifetime.

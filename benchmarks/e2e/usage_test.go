@@ -46,6 +46,13 @@ func TestParsePSTime(t *testing.T) {
 	}
 }
 
+func TestUsageAdd(t *testing.T) {
+	got := Usage{CPU: time.Second, PeakRSS: 30 << 20, PeakAnon: 7 << 20}.Add(Usage{CPU: 2 * time.Second, PeakRSS: 10 << 20, PeakAnon: 3 << 20})
+	if want := (Usage{CPU: 3 * time.Second, PeakRSS: 40 << 20, PeakAnon: 10 << 20}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
 func TestMaxRSSBytes(t *testing.T) {
 	if got := maxRSSBytes("linux", 2048); got != 2<<20 {
 		t.Errorf("linux: %d", got)
