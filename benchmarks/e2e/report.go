@@ -36,6 +36,11 @@ type Row struct {
 	// the sum of its sidecars' peaks.
 	PeakRSSMB     float64
 	SidecarsRSSMB float64
+	// PeakAnonMB is the Collector's peak anonymous resident memory, in MiB,
+	// and SidecarsAnonMB the sum of its sidecars' (Usage.PeakAnon): 0 when
+	// unknown.
+	PeakAnonMB     float64
+	SidecarsAnonMB float64
 	// totals are the per-round sums, in round order, for the paired ratios.
 	totals []float64
 	// StartupExcluded is false when the CPU time of startup and warm-up
@@ -102,7 +107,7 @@ func Aggregate(ms []Measurement, scenarios []string, baseline, floor string) []R
 				}
 				// In round order, for the paired ratios.
 				slices.SortStableFunc(g, func(a, b Measurement) int { return a.Round - b.Round })
-				var rate, coll, side, total, rss, sideRSS []float64
+				var rate, coll, side, total, rss, sideRSS, anon, sideAnon []float64
 				excluded := true
 				for _, m := range g {
 					f := figuresOf(m)
@@ -112,13 +117,17 @@ func Aggregate(ms []Measurement, scenarios []string, baseline, floor string) []R
 					total = append(total, f.CPUTotal)
 					rss = append(rss, f.PeakRSSMB)
 					sideRSS = append(sideRSS, f.SidecarsRSSMB)
+					anon = append(anon, f.PeakAnonMB)
+					sideAnon = append(sideAnon, f.SidecarsAnonMB)
 					excluded = excluded && m.StartupExcluded
 				}
 				rows = append(rows, Row{
 					Scenario: scenario, Signal: signal, Protocol: protocol, Rounds: len(g),
 					ItemsPerSec: median(rate), CPUCollector: median(coll), CPUSidecars: median(side),
 					CPUTotal: median(total), CPUTotalMin: slices.Min(total), CPUTotalMax: slices.Max(total),
-					PeakRSSMB: median(rss), SidecarsRSSMB: median(sideRSS), StartupExcluded: excluded, totals: total,
+					PeakRSSMB: median(rss), SidecarsRSSMB: median(sideRSS),
+					PeakAnonMB: median(anon), SidecarsAnonMB: median(sideAnon),
+					StartupExcluded: excluded, totals: total,
 				})
 			}
 		}
@@ -158,33 +167,44 @@ func ratioTo(rows []Row, r Row, reference string) (ratio, lo, hi float64) {
 }
 
 // WriteMarkdown writes the report table, then the scenarios that were not
-// available and the failures.
+// available and the failures. Peak anonymous memory the system could not
+// sample shows as a dash.
 func WriteMarkdown(w io.Writer, rows []Row, unavailable []Unavailable, failures []Failure) error {
 	var b strings.Builder
-	b.WriteString("| scenario | signal | proto | items/s | CPU s/M items: collector | sidecars | total (min–max) | vs plain (min–max) | vs floor (min–max) | peak RSS MB: collector | sidecars |\n")
-	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| scenario | signal | proto | items/s | CPU s/M items: collector | sidecars | total (min–max) | vs plain (min–max) | vs floor (min–max) | peak RSS MB: collector | sidecars | peak anon MB: collector | sidecars |\n")
+	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	footnote := false
 	for _, r := range rows {
 		mark := ""
 		if !r.StartupExcluded {
 			mark, footnote = "*", true
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f%s | %.2f | %.2f (%.2f–%.2f) | %s | %s | %.0f | %.0f |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f%s | %.2f | %.2f (%.2f–%.2f) | %s | %s | %.0f | %.0f | %s |\n",
 			r.Scenario, r.Signal, r.Protocol, thousands(r.ItemsPerSec), r.CPUCollector, mark, r.CPUSidecars,
 			r.CPUTotal, r.CPUTotalMin, r.CPUTotalMax, ratioCell(r.Ratio, r.RatioMin, r.RatioMax),
-			ratioCell(r.FloorRatio, r.FloorRatioMin, r.FloorRatioMax), r.PeakRSSMB, r.SidecarsRSSMB)
+			ratioCell(r.FloorRatio, r.FloorRatioMin, r.FloorRatioMax), r.PeakRSSMB, r.SidecarsRSSMB, anonCells(r))
 	}
 	for _, u := range unavailable {
-		fmt.Fprintf(&b, "| %s | all | all | not available: %s | | | | | | | |\n", u.Scenario, escapeCell(u.Reason))
+		fmt.Fprintf(&b, "| %s | all | all | not available: %s | | | | | | | | | |\n", u.Scenario, escapeCell(u.Reason))
 	}
 	for _, f := range failures {
-		fmt.Fprintf(&b, "| %s | | | FAILED (round %d): %s | | | | | | | |\n", f.Case, f.Round, escapeCell(f.Err.Error()))
+		fmt.Fprintf(&b, "| %s | | | FAILED (round %d): %s | | | | | | | | | |\n", f.Case, f.Round, escapeCell(f.Err.Error()))
 	}
 	if footnote {
 		b.WriteString("\n\\* startup and warm-up CPU included: this system offers no way to read a running process's CPU time.\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// anonCells formats the peak anonymous memory of the Collector and of the
+// sidecars. Where the Collector's is unknown so is the sidecars' (both come
+// from /proc), and a 0 beside a known Collector figure means no sidecars.
+func anonCells(r Row) string {
+	if r.PeakAnonMB <= 0 {
+		return "– | –"
+	}
+	return fmt.Sprintf("%.0f | %.0f", r.PeakAnonMB, r.SidecarsAnonMB)
 }
 
 // ratioCell formats a ratio with its range, or a dash without one.

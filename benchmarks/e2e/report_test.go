@@ -5,6 +5,7 @@ package e2ebench
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,18 +45,27 @@ func measurement(scenario, signal, protocol string, items int64, elapsed, collec
 	}
 }
 
+// withAnon sets the peak anonymous memory of a measurement's Collector and
+// sidecars, in MiB.
+func withAnon(m Measurement, collectorMiB, sidecarsMiB int64) Measurement {
+	m.Collector.PeakAnon, m.Sidecars.PeakAnon = collectorMiB<<20, sidecarsMiB<<20
+	return m
+}
+
 func TestAggregate(t *testing.T) {
 	const M = 1_000_000
 	ms := []Measurement{
 		// Three rounds of plain: CPU 4, 6, 5 s per M items: median 5.
-		measurement("plain", "traces", "grpc", M, 4*time.Second, 4*time.Second, 0, 40),
-		measurement("plain", "traces", "grpc", M, 5*time.Second, 6*time.Second, 0, 60),
-		measurement("plain", "traces", "grpc", M, 10*time.Second, 5*time.Second, 0, 50),
+		// Peak anon 20, 30, 25 MiB: median 25.
+		withAnon(measurement("plain", "traces", "grpc", M, 4*time.Second, 4*time.Second, 0, 40), 20, 0),
+		withAnon(measurement("plain", "traces", "grpc", M, 5*time.Second, 6*time.Second, 0, 60), 30, 0),
+		withAnon(measurement("plain", "traces", "grpc", M, 10*time.Second, 5*time.Second, 0, 50), 25, 0),
 		// divert: collector 1 or 2 s, sidecars 1 or 3 s; totals 2, 5, 3 (median 3),
-		// which is not the sum of the medians (2 + 1 + ... ).
-		measurement("divert", "traces", "grpc", 2*M, 2*time.Second, 2*time.Second, 2*time.Second, 30),
-		measurement("divert", "traces", "grpc", 2*M, 2*time.Second, 4*time.Second, 6*time.Second, 30),
-		measurement("divert", "traces", "grpc", 2*M, 4*time.Second, 4*time.Second, 2*time.Second, 30),
+		// which is not the sum of the medians (2 + 1 + ... ). Peak anon 20 MiB
+		// of the Collector and 2 + 2 of two sidecars, summed by Add.
+		withAnon(measurement("divert", "traces", "grpc", 2*M, 2*time.Second, 2*time.Second, 2*time.Second, 30), 20, 4),
+		withAnon(measurement("divert", "traces", "grpc", 2*M, 2*time.Second, 4*time.Second, 6*time.Second, 30), 20, 4),
+		withAnon(measurement("divert", "traces", "grpc", 2*M, 4*time.Second, 4*time.Second, 2*time.Second, 30), 20, 4),
 		// logs over http has no baseline figure.
 		measurement("divert", "logs", "http", M, time.Second, time.Second, time.Second, 20),
 		// metrics over gRPC comes before logs in the report.
@@ -87,6 +97,9 @@ func TestAggregate(t *testing.T) {
 	near("plain CPU", plain.CPUTotal, 5)
 	near("plain ratio", plain.Ratio, 1)
 	near("plain RSS", plain.PeakRSSMB, 50)
+	near("plain anon", plain.PeakAnonMB, 25)
+	near("divert anon", divert.PeakAnonMB, 20)
+	near("divert sidecars anon", divert.SidecarsAnonMB, 4)
 	near("divert items/s", divert.ItemsPerSec, 1_000_000)
 	near("divert collector", divert.CPUCollector, 2)
 	near("divert sidecars", divert.CPUSidecars, 1)
@@ -117,6 +130,11 @@ func TestAggregate(t *testing.T) {
 		{Scenario: "divert", Reference: "floor", Measure: "cpu", Max: 1.5},
 		{Scenario: "divert", Reference: "plain", Measure: "cpu", Max: 0.5},
 		{Scenario: "divert", Reference: "plain", Measure: "rss", Max: 1},
+		{Scenario: "divert", Reference: "plain", Measure: "anon", Max: 0.75},
+		// Logs over http has no plain figure; metrics over gRPC no anon
+		// figure, so its anon target is unknown, not a ratio of zero.
+		{Scenario: "plain", Reference: "divert", Measure: "anon", Max: 1},
+		{Scenario: "plain", Reference: "plain", Measure: "anon", Max: 1},
 		{Scenario: "absent", Reference: "plain", Measure: "cpu", Max: 1},
 	}
 	if err := WriteTargets(&b, rows, targets); err != nil {
@@ -127,6 +145,10 @@ func TestAggregate(t *testing.T) {
 | divert cpu vs floor | traces | grpc | 1.50x (1.00–2.50) | ≤ 1.50x | yes |
 | divert cpu vs plain | traces | grpc | 0.60x (0.50–0.83) | ≤ 0.50x | **no** |
 | divert rss vs plain | traces | grpc | 0.60x (0.60–0.60) | ≤ 1.00x | yes |
+| divert anon vs plain | traces | grpc | 0.80x (0.80–0.80) | ≤ 0.75x | **no** |
+| plain anon vs divert | traces | grpc | 1.25x (1.25–1.25) | ≤ 1.00x | **no** |
+| plain anon vs plain | traces | grpc | 1.00x (1.00–1.00) | ≤ 1.00x | yes |
+| plain anon vs plain | metrics | grpc | – | ≤ 1.00x | unknown |
 `
 	if b.String() != wantTargets {
 		t.Errorf("targets: got\n%s\nwant\n%s", b.String(), wantTargets)
@@ -138,8 +160,8 @@ func TestAggregate(t *testing.T) {
 
 func TestWriteMarkdown(t *testing.T) {
 	rows := []Row{
-		{Scenario: "plain", Signal: "traces", Protocol: "grpc", Rounds: 3, ItemsPerSec: 1234567.4, CPUCollector: 4, CPUTotal: 4, CPUTotalMin: 3.9, CPUTotalMax: 4.2, Ratio: 1, RatioMin: 1, RatioMax: 1, FloorRatio: 2, FloorRatioMin: 1.9, FloorRatioMax: 2.1, PeakRSSMB: 48.6, StartupExcluded: true},
-		{Scenario: "pdata-divert", Signal: "traces", Protocol: "grpc", Rounds: 3, ItemsPerSec: 999.5, CPUCollector: 3.456, CPUSidecars: 1.5, CPUTotal: 4.956, CPUTotalMin: 4.5, CPUTotalMax: 5, Ratio: 1.239, RatioMin: 1.1, RatioMax: 1.3, PeakRSSMB: 52, SidecarsRSSMB: 20.4},
+		{Scenario: "plain", Signal: "traces", Protocol: "grpc", Rounds: 3, ItemsPerSec: 1234567.4, CPUCollector: 4, CPUTotal: 4, CPUTotalMin: 3.9, CPUTotalMax: 4.2, Ratio: 1, RatioMin: 1, RatioMax: 1, FloorRatio: 2, FloorRatioMin: 1.9, FloorRatioMax: 2.1, PeakRSSMB: 48.6, PeakAnonMB: 20.4, StartupExcluded: true},
+		{Scenario: "pdata-divert", Signal: "traces", Protocol: "grpc", Rounds: 3, ItemsPerSec: 999.5, CPUCollector: 3.456, CPUSidecars: 1.5, CPUTotal: 4.956, CPUTotalMin: 4.5, CPUTotalMax: 5, Ratio: 1.239, RatioMin: 1.1, RatioMax: 1.3, PeakRSSMB: 52, SidecarsRSSMB: 20.4, PeakAnonMB: 22, SidecarsAnonMB: 8.6},
 		{Scenario: "x", Signal: "logs", Protocol: "http", ItemsPerSec: 10, StartupExcluded: true},
 	}
 	var b strings.Builder
@@ -149,13 +171,13 @@ func TestWriteMarkdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `| scenario | signal | proto | items/s | CPU s/M items: collector | sidecars | total (min–max) | vs plain (min–max) | vs floor (min–max) | peak RSS MB: collector | sidecars |
-|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|
-| plain | traces | grpc | 1,234,567 | 4.00 | 0.00 | 4.00 (3.90–4.20) | 1.00x (1.00–1.00) | 2.00x (1.90–2.10) | 49 | 0 |
-| pdata-divert | traces | grpc | 1,000 | 3.46* | 1.50 | 4.96 (4.50–5.00) | 1.24x (1.10–1.30) | – | 52 | 20 |
-| x | logs | http | 10 | 0.00 | 0.00 | 0.00 (0.00–0.00) | – | – | 0 | 0 |
-| predecode-tee | all | all | not available: unknown type: "wirestage" second \| line | | | | | | | |
-| pdata-tee/logs/http | | | FAILED (round 2): sidecars received 99 items, want exactly 100 | | | | | | | |
+	want := `| scenario | signal | proto | items/s | CPU s/M items: collector | sidecars | total (min–max) | vs plain (min–max) | vs floor (min–max) | peak RSS MB: collector | sidecars | peak anon MB: collector | sidecars |
+|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|
+| plain | traces | grpc | 1,234,567 | 4.00 | 0.00 | 4.00 (3.90–4.20) | 1.00x (1.00–1.00) | 2.00x (1.90–2.10) | 49 | 0 | 20 | 0 |
+| pdata-divert | traces | grpc | 1,000 | 3.46* | 1.50 | 4.96 (4.50–5.00) | 1.24x (1.10–1.30) | – | 52 | 20 | 22 | 9 |
+| x | logs | http | 10 | 0.00 | 0.00 | 0.00 (0.00–0.00) | – | – | 0 | 0 | – | – |
+| predecode-tee | all | all | not available: unknown type: "wirestage" second \| line | | | | | | | | | |
+| pdata-tee/logs/http | | | FAILED (round 2): sidecars received 99 items, want exactly 100 | | | | | | | | | |
 
 \* startup and warm-up CPU included: this system offers no way to read a running process's CPU time.
 `
@@ -169,5 +191,21 @@ func TestThousands(t *testing.T) {
 		if got := thousands(in); got != want {
 			t.Errorf("thousands(%v) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The anon targets come beside the RSS ones, which stay as they were.
+func TestDefaultTargets(t *testing.T) {
+	want := []Target{
+		{Scenario: "predecode-divert", Reference: "floor", Measure: "cpu", Max: 1.5},
+		{Scenario: "predecode-tee", Reference: "plain", Measure: "cpu", Max: 1.2},
+		{Scenario: "predecode-wirecount", Reference: "plain", Measure: "cpu", Max: 1.03},
+		{Scenario: "predecode-divert", Reference: "plain", Measure: "rss", Max: 1},
+		{Scenario: "predecode-tee", Reference: "plain", Measure: "rss", Max: 1},
+		{Scenario: "predecode-divert", Reference: "plain", Measure: "anon", Max: 1},
+		{Scenario: "predecode-tee", Reference: "plain", Measure: "anon", Max: 1},
+	}
+	if got := DefaultTargets("plain", "floor"); !slices.Equal(got, want) {
+		t.Errorf("got %+v", got)
 	}
 }

@@ -97,16 +97,21 @@ type Ratio struct {
 // Figures are what one round of a case measured, or the medians of them.
 // CPU figures are seconds per million items.
 type Figures struct {
-	Round           int     `json:"round,omitempty"` // 1-based; absent for medians
-	Items           int64   `json:"items,omitempty"`
-	ElapsedSeconds  float64 `json:"elapsed_seconds,omitempty"`
-	Retries         int64   `json:"retries,omitempty"`
-	ItemsPerSec     float64 `json:"items_per_sec"`
-	CPUCollector    float64 `json:"cpu_collector"`
-	CPUSidecars     float64 `json:"cpu_sidecars"`
-	CPUTotal        float64 `json:"cpu_total"`
-	PeakRSSMB       float64 `json:"peak_rss_mb"`
-	SidecarsRSSMB   float64 `json:"sidecars_rss_mb"`
+	Round          int     `json:"round,omitempty"` // 1-based; absent for medians
+	Items          int64   `json:"items,omitempty"`
+	ElapsedSeconds float64 `json:"elapsed_seconds,omitempty"`
+	Retries        int64   `json:"retries,omitempty"`
+	ItemsPerSec    float64 `json:"items_per_sec"`
+	CPUCollector   float64 `json:"cpu_collector"`
+	CPUSidecars    float64 `json:"cpu_sidecars"`
+	CPUTotal       float64 `json:"cpu_total"`
+	PeakRSSMB      float64 `json:"peak_rss_mb"`
+	SidecarsRSSMB  float64 `json:"sidecars_rss_mb"`
+	// PeakAnonMB and SidecarsAnonMB are the peak anonymous resident memory
+	// (Usage.PeakAnon) in MiB: 0 when unknown, and in files written before
+	// they existed.
+	PeakAnonMB      float64 `json:"peak_anon_mb"`
+	SidecarsAnonMB  float64 `json:"sidecars_anon_mb"`
 	StartupExcluded bool    `json:"startup_excluded"`
 }
 
@@ -131,6 +136,8 @@ func figuresOf(m Measurement) Figures {
 		CPUTotal:        perMillion(m.Collector.Add(m.Sidecars), m.Items),
 		PeakRSSMB:       float64(m.Collector.PeakRSS) / (1 << 20),
 		SidecarsRSSMB:   float64(m.Sidecars.PeakRSS) / (1 << 20),
+		PeakAnonMB:      float64(m.Collector.PeakAnon) / (1 << 20),
+		SidecarsAnonMB:  float64(m.Sidecars.PeakAnon) / (1 << 20),
 		StartupExcluded: m.StartupExcluded,
 	}
 }
@@ -145,6 +152,7 @@ func CaseResultsOf(rows []Row, ms []Measurement) []CaseResults {
 			Median: Figures{
 				ItemsPerSec: r.ItemsPerSec, CPUCollector: r.CPUCollector, CPUSidecars: r.CPUSidecars,
 				CPUTotal: r.CPUTotal, PeakRSSMB: r.PeakRSSMB, SidecarsRSSMB: r.SidecarsRSSMB,
+				PeakAnonMB: r.PeakAnonMB, SidecarsAnonMB: r.SidecarsAnonMB,
 				StartupExcluded: r.StartupExcluded,
 			},
 			CPUTotalMin: r.CPUTotalMin, CPUTotalMax: r.CPUTotalMax,

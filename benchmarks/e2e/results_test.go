@@ -15,10 +15,10 @@ func TestCaseResultsOfAndJSONRoundTrip(t *testing.T) {
 	ms := []Measurement{
 		measurement("plain", "traces", "grpc", M, 2*time.Second, 4*time.Second, 0, 40),
 		measurement("floor", "traces", "grpc", M, time.Second, 2*time.Second, 0, 10),
-		measurement("divert", "traces", "grpc", M, time.Second, 2*time.Second, time.Second, 30),
+		withAnon(measurement("divert", "traces", "grpc", M, time.Second, 2*time.Second, time.Second, 30), 12, 6),
 		measurement("plain", "traces", "grpc", M, 2*time.Second, 6*time.Second, 0, 60),
 		measurement("floor", "traces", "grpc", M, time.Second, 3*time.Second, 0, 10),
-		measurement("divert", "traces", "grpc", M, time.Second, 2*time.Second, 2*time.Second, 30),
+		withAnon(measurement("divert", "traces", "grpc", M, time.Second, 2*time.Second, 2*time.Second, 30), 14, 6),
 	}
 	// Two rounds, in the order Plan.Run appends them; round 2 of divert
 	// listed first to check the order comes from Round.
@@ -37,6 +37,12 @@ func TestCaseResultsOfAndJSONRoundTrip(t *testing.T) {
 	}
 	if r := divert.Rounds; r[0].Round != 1 || r[0].CPUTotal != 3 || r[1].Round != 2 || r[1].CPUTotal != 4 {
 		t.Fatalf("divert rounds out of order or wrong: %+v", r)
+	}
+	if r := divert.Rounds; r[0].PeakAnonMB != 12 || r[1].PeakAnonMB != 14 || r[1].SidecarsAnonMB != 6 {
+		t.Fatalf("divert rounds' peak anon: %+v", r)
+	}
+	if divert.Median.PeakAnonMB != 13 || divert.Median.SidecarsAnonMB != 6 || cases[0].Median.PeakAnonMB != 0 {
+		t.Fatalf("peak anon medians: divert %+v, plain %+v", divert.Median, cases[0].Median)
 	}
 	if divert.Median.CPUTotal != 3.5 || divert.CPUTotalMin != 3 || divert.CPUTotalMax != 4 {
 		t.Fatalf("divert medians: %+v min %v max %v", divert.Median, divert.CPUTotalMin, divert.CPUTotalMax)
@@ -60,7 +66,8 @@ func TestCaseResultsOfAndJSONRoundTrip(t *testing.T) {
 	if err := res.WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"clients": 16`, `"items_per_resource": 1`, `"compression": "gzip"`, `"cpu_total": 3.5`, `"error": "lost 3 items"`} {
+	for _, want := range []string{`"clients": 16`, `"items_per_resource": 1`, `"compression": "gzip"`, `"cpu_total": 3.5`, `"error": "lost 3 items"`,
+		`"peak_anon_mb": 13`, `"sidecars_anon_mb": 6`, `"peak_anon_mb": 0`} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("JSON lacks %s:\n%s", want, buf.String())
 		}
@@ -70,9 +77,28 @@ func TestCaseResultsOfAndJSONRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Version != ResultsVersion || got.Load != res.Load || !got.Started.Equal(res.Started) ||
-		len(got.Cases) != 3 || got.Cases[2].Rounds[1].CPUTotal != 4 || *got.Cases[2].VsFloor != *divert.VsFloor ||
+		len(got.Cases) != 3 || got.Cases[2].Rounds[1].CPUTotal != 4 || got.Cases[2].Rounds[1].PeakAnonMB != 14 || *got.Cases[2].VsFloor != *divert.VsFloor ||
 		got.Failures[0] != res.Failures[0] || got.Unavailable[0] != res.Unavailable[0] {
 		t.Fatalf("read back %+v", got)
+	}
+}
+
+// A file written before the peak anonymous memory was measured still reads,
+// its figures 0 (unknown).
+func TestReadResultsWithoutAnon(t *testing.T) {
+	old := `{"version": 1, "started": "2026-11-26T06:00:00Z", "command": "benche2e", "machine": "linux/amd64",
+  "load_before": "1 1 1", "load_after": "1 1 1",
+  "load": {"items": 2000, "warmup": 50, "clients": 4, "resources": 10, "items_per_resource": 10, "payload": "small", "compression": "none", "rounds": 1},
+  "cases": [{"scenario": "plain", "signal": "traces", "protocol": "grpc",
+    "median": {"items_per_sec": 1000, "cpu_collector": 2, "cpu_sidecars": 0, "cpu_total": 2, "peak_rss_mb": 48, "sidecars_rss_mb": 0, "startup_excluded": true},
+    "cpu_total_min": 2, "cpu_total_max": 2,
+    "rounds": [{"round": 1, "items": 2000, "elapsed_seconds": 2, "items_per_sec": 1000, "cpu_collector": 2, "cpu_sidecars": 0, "cpu_total": 2, "peak_rss_mb": 48, "sidecars_rss_mb": 0, "startup_excluded": true}]}]}`
+	r, err := ReadResults(strings.NewReader(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Cases[0]; c.Median.PeakRSSMB != 48 || c.Median.PeakAnonMB != 0 || c.Rounds[0].SidecarsAnonMB != 0 {
+		t.Fatalf("read %+v", c)
 	}
 }
 
