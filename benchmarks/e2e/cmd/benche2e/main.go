@@ -3,8 +3,9 @@
 // Command benche2e is the end-to-end benchmark of otelcol-sdp: it starts each
 // system under test (a Collector configuration in benchmarks/e2e/configs,
 // with its sidecars and an OTLP sink), drives it with pre-marshalled OTLP
-// over gRPC and HTTP, and reports items/s, CPU seconds per million items and
-// peak RSS against a plain otlp → otlp Collector. See benchmarks/e2e/README.md.
+// over gRPC and HTTP, and reports items/s, CPU seconds per million items,
+// peak RSS and peak anonymous memory against a plain otlp → otlp Collector.
+// See benchmarks/e2e/README.md.
 package main
 
 import (
