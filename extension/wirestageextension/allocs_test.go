@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
@@ -97,17 +96,10 @@ func TestRunAllocationsDoNotGrowWithResources(t *testing.T) {
 // none): a request that passes and one that is diverted whole allocate
 // only their mark.
 func TestRunRecordsTelemetryWithoutAllocating(t *testing.T) {
-	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	set := settingsFor(t)
-	set.TelemetrySettings = tel.NewTelemetrySettings()
-	w, err := newWireStage(set, &Config{Stages: []component.ID{stageID}, DivertAllPipelines: true})
-	require.NoError(t, err)
-	require.NoError(t, w.Start(context.Background(), componenttest.NewNopHost()))
-	defer func() { require.NoError(t, w.Shutdown(context.Background())) }()
+	w, _ := startedWithTelemetry(t)
 	tee := StageFunc(func(context.Context, otlpwire.Request) (Result, error) { return Result{}, nil })
 	divertAll := StageFunc(func(context.Context, otlpwire.Request) (Result, error) { return Result{Divert: true}, nil })
-	_, err = w.register(stageID, otlpwire.SignalTraces, tee, true)
+	_, err := w.register(stageID, otlpwire.SignalTraces, tee, true)
 	require.NoError(t, err)
 	_, err = w.register(stageID, otlpwire.SignalLogs, divertAll, true)
 	require.NoError(t, err)

@@ -253,3 +253,19 @@ func settingsFor(testing.TB) extension.Settings {
 	set.ID = extID
 	return set
 }
+
+// startedWithTelemetry returns a started extension whose telemetry is the
+// SDK's meter provider behind tel, with the stages of the usual test
+// configuration; it is shut down at the end of the test.
+func startedWithTelemetry(tb testing.TB) (*wireStage, *componenttest.Telemetry) {
+	tb.Helper()
+	tel := componenttest.NewTelemetry()
+	tb.Cleanup(func() { require.NoError(tb, tel.Shutdown(context.Background())) })
+	set := settingsFor(tb)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	w, err := newWireStage(set, &Config{Stages: []component.ID{stageID}, DivertAllPipelines: true})
+	require.NoError(tb, err)
+	require.NoError(tb, w.Start(context.Background(), componenttest.NewNopHost()))
+	tb.Cleanup(func() { require.NoError(tb, w.Shutdown(context.Background())) })
+	return w, tel
+}

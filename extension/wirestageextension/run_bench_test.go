@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
 
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
@@ -28,15 +26,8 @@ func BenchmarkRunSmallRequest(b *testing.B) {
 		{"divert", StageFunc(func(context.Context, otlpwire.Request) (Result, error) { return Result{Divert: true}, nil }), true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			tel := componenttest.NewTelemetry()
-			b.Cleanup(func() { require.NoError(b, tel.Shutdown(context.Background())) })
-			set := settingsFor(b)
-			set.TelemetrySettings = tel.NewTelemetrySettings()
-			w, err := newWireStage(set, &Config{Stages: []component.ID{stageID}, DivertAllPipelines: true})
-			require.NoError(b, err)
-			require.NoError(b, w.Start(context.Background(), componenttest.NewNopHost()))
-			b.Cleanup(func() { require.NoError(b, w.Shutdown(context.Background())) })
-			_, err = w.register(stageID, otlpwire.SignalTraces, c.stage, c.diverts)
+			w, _ := startedWithTelemetry(b)
+			_, err := w.register(stageID, otlpwire.SignalTraces, c.stage, c.diverts)
 			require.NoError(b, err)
 			body := marshal(b, traces(2, "a"))
 			ctx := context.Background()

@@ -113,13 +113,7 @@ func TestTelemetryAttributes(t *testing.T) {
 // of zero) and not before; after Shutdown the final counts are still
 // reported, for the last export of a push exporter.
 func TestRequestCountsTelemetry(t *testing.T) {
-	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	set := settingsFor(t)
-	set.TelemetrySettings = tel.NewTelemetrySettings()
-	w, err := newWireStage(set, &Config{Stages: []component.ID{stageID}, DivertAllPipelines: true})
-	require.NoError(t, err)
-	require.NoError(t, w.Start(context.Background(), componenttest.NewNopHost()))
+	w, tel := startedWithTelemetry(t)
 
 	// The stage refuses a request holding a resource named retry or bad,
 	// and diverts the resources whose name starts with d.
@@ -151,7 +145,7 @@ func TestRequestCountsTelemetry(t *testing.T) {
 		return Result{Divert: i != len(keep), Keep: keep}, nil
 	})
 	for _, sig := range []otlpwire.Signal{otlpwire.SignalTraces, otlpwire.SignalLogs} {
-		_, err = w.register(stageID, sig, stage, true)
+		_, err := w.register(stageID, sig, stage, true)
 		require.NoError(t, err)
 	}
 	noRecords := plog.NewLogs()

@@ -344,15 +344,7 @@ func TestConcurrentBatchesAreAllCounted(t *testing.T) {
 			lds[i] = generateLogs(r, batchShape{resources: 4, scopes: 2, items: 5, varied: true})
 			want[w] += int64(lds[i].LogRecordCount())
 		}
-		go func() {
-			for _, ld := range lds {
-				if err := p.ConsumeLogs(context.Background(), ld); err != nil {
-					done <- err
-					return
-				}
-			}
-			done <- nil
-		}()
+		go consumeAll(p, lds, done)
 	}
 	for range workers {
 		require.NoError(t, <-done)
@@ -385,15 +377,7 @@ func TestCollectingWhileCountingSeesGrowingTotals(t *testing.T) {
 		want += int64(lds[i].LogRecordCount())
 	}
 	done := make(chan error, 1)
-	go func() {
-		for _, ld := range lds {
-			if err := p.ConsumeLogs(context.Background(), ld); err != nil {
-				done <- err
-				return
-			}
-		}
-		done <- nil
-	}()
+	go consumeAll(p, lds, done)
 	var last int64
 	for counting := true; counting; {
 		select {
@@ -453,4 +437,16 @@ func TestCountsOutliveShutdown(t *testing.T) {
 	require.Equal(t, int64(ld.LogRecordCount()), sumSeries(before))
 	require.NoError(t, p.Shutdown(context.Background()))
 	assert.Equal(t, before, readSeries(t, tt, itemsMetric))
+}
+
+// consumeAll has p consume lds in order and sends to done the first error,
+// or nil once all were consumed.
+func consumeAll(p processor.Logs, lds []plog.Logs, done chan<- error) {
+	for _, ld := range lds {
+		if err := p.ConsumeLogs(context.Background(), ld); err != nil {
+			done <- err
+			return
+		}
+	}
+	done <- nil
 }
