@@ -147,20 +147,22 @@ func (p Plan) Run(ctx context.Context) ([]Measurement, []Failure, error) {
 
 // Profile runs one case with the pprof extension, under load for seconds +
 // 2 s, takes a CPU profile of seconds from the Collector into path and
-// returns `go tool pprof -top` output, by flat and by cumulative time. Each
-// sidecar of the case writes a profile of its whole run (warm-up included)
-// next to path, PATH-sidecar-N.pprof, whose flat top follows.
+// returns `go tool pprof -top` output, by flat and by cumulative time. A
+// heap profile taken right after, still under load, goes next to path,
+// PATH-heap.pprof, whose top by bytes in use follows. Each sidecar of the
+// case writes a CPU profile of its whole run (warm-up included) next to
+// path, PATH-sidecar-N.pprof, whose flat top follows.
 func (p Plan) Profile(ctx context.Context, c Case, seconds int, path, goTool string) (string, error) {
 	pl, err := NewPayload(c.Signal, p.Shape)
 	if err != nil {
 		return "", err
 	}
-	sidecarPath := func(i int) string {
-		return strings.TrimSuffix(path, filepath.Ext(path)) + fmt.Sprintf("-sidecar-%d.pprof", i)
-	}
+	base := strings.TrimSuffix(path, filepath.Ext(path))
+	sidecarPath := func(i int) string { return base + fmt.Sprintf("-sidecar-%d.pprof", i) }
+	heapPath := base + "-heap.pprof"
 	_, err = runCase(ctx, p.Options, c, pl, time.Duration(seconds+2)*time.Second, &profiling{
 		fetch: func(endpoint string) error {
-			return fetchProfile(ctx, endpoint, time.Second, seconds, path)
+			return fetchProfile(ctx, endpoint, time.Second, seconds, path, heapPath)
 		},
 		sidecar: sidecarPath,
 	})
@@ -173,6 +175,11 @@ func (p Plan) Profile(ctx context.Context, c Case, seconds int, path, goTool str
 	}
 	cum, err := pprofTop(goTool, path, 25, true)
 	out := flat + "\n" + cum
+	if err != nil {
+		return out, err
+	}
+	heap, err := pprofTop(goTool, heapPath, 15, false, "-sample_index=inuse_space")
+	out += fmt.Sprintf("\nheap in use (%s):\n%s", heapPath, heap)
 	if err != nil {
 		return out, err
 	}

@@ -77,14 +77,23 @@ func addPprof(config []byte, endpoint string) ([]byte, error) {
 }
 
 // fetchProfile takes a CPU profile of seconds from a pprof endpoint into
-// path, after waiting delay for the load to reach its pace.
-func fetchProfile(ctx context.Context, endpoint string, delay time.Duration, seconds int, path string) error {
+// path, after waiting delay for the load to reach its pace, and then, while
+// the load still runs, a heap profile into heapPath: what the process holds
+// and what it allocated, to tell where its memory goes.
+func fetchProfile(ctx context.Context, endpoint string, delay time.Duration, seconds int, path, heapPath string) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-time.After(delay):
 	}
-	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", endpoint, seconds)
+	if err := fetch(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", endpoint, seconds), path); err != nil {
+		return err
+	}
+	return fetch(ctx, fmt.Sprintf("http://%s/debug/pprof/heap", endpoint), heapPath)
+}
+
+// fetch writes what GET url answers to path.
+func fetch(ctx context.Context, url, path string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
@@ -110,12 +119,14 @@ func fetchProfile(ctx context.Context, endpoint string, delay time.Duration, sec
 }
 
 // pprofTop runs `go tool pprof -top` on a profile, sorted by flat or by
-// cumulative time, and returns its output.
-func pprofTop(goTool, profile string, nodes int, cum bool) (string, error) {
+// cumulative value, and returns its output; extra flags (a sample index)
+// come before the profile.
+func pprofTop(goTool, profile string, nodes int, cum bool, extra ...string) (string, error) {
 	args := []string{"tool", "pprof", "-top", fmt.Sprintf("-nodecount=%d", nodes)}
 	if cum {
 		args = append(args, "-cum")
 	}
+	args = append(args, extra...)
 	out, err := exec.Command(goTool, append(args, profile)...).CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("go tool pprof: %w", err)
