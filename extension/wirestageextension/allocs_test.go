@@ -117,7 +117,7 @@ func TestRunRecordsTelemetryWithoutAllocating(t *testing.T) {
 		{otlpwire.SignalLogs, logBody, diverted},
 	} {
 		s := int(r.sig) - 1
-		before := w.counts.requests[s][r.outcome].n.Load()
+		before := valueOf(&w.counts.requests[s][r.outcome])
 		n := testing.AllocsPerRun(100, func() {
 			if res := w.run(context.Background(), r.sig, r.body, c); res.err != nil {
 				t.Fatal(res.err)
@@ -125,6 +125,6 @@ func TestRunRecordsTelemetryWithoutAllocating(t *testing.T) {
 		})
 		assert.Equal(t, 1.0, n, "%v: allocations per request", r.sig)
 		// AllocsPerRun runs the function once more than it measures.
-		assert.Equal(t, int64(101), w.counts.requests[s][r.outcome].n.Load()-before, "%v: %s requests recorded", r.sig, outcomes[r.outcome])
+		assert.Equal(t, int64(101), valueOf(&w.counts.requests[s][r.outcome])-before, "%v: %s requests recorded", r.sig, outcomes[r.outcome])
 	}
 }

@@ -239,7 +239,7 @@ func (w *wireStage) run(ctx context.Context, sig otlpwire.Signal, body []byte, c
 		w.counts.request(s, malformed)
 		return result{body: body}
 	}
-	w.counts.items[s].add(int64(items))
+	w.counts.items[s].Add(int64(items))
 	cur, flip := body, 0
 	for i, e := range ch.entries {
 		res, err := e.stage.ProcessRequest(ctx, otlpwire.NewRequest(sig, cur))
@@ -266,7 +266,7 @@ func (w *wireStage) run(ctx context.Context, sig otlpwire.Signal, body []byte, c
 		resources = len(res.Keep)
 		if len(cur) == 0 {
 			// Nothing stays: the later stages would see nothing.
-			w.counts.diverted[s].add(int64(items))
+			w.counts.diverted[s].Add(int64(items))
 			w.counts.request(s, diverted)
 			return result{body: cur[:0:0], ran: &ran{sig: sig, ids: ch.ids[: i+1 : i+1]}}
 		}
@@ -274,7 +274,7 @@ func (w *wireStage) run(ctx context.Context, sig otlpwire.Signal, body []byte, c
 	left := items
 	if len(cur) != len(body) {
 		left, _ = otlpwire.NewRequest(sig, cur).ItemCount()
-		w.counts.diverted[s].add(int64(items - left))
+		w.counts.diverted[s].Add(int64(items - left))
 	}
 	w.counts.request(s, passed)
 	return result{body: cur, ran: &ran{sig: sig, ids: ch.ids, resources: resources, items: left}}

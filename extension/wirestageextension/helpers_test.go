@@ -28,11 +28,14 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/embedded"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	_ "google.golang.org/grpc/encoding/gzip" // the client's gzip compressor
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
 
@@ -269,3 +272,19 @@ func startedWithTelemetry(tb testing.TB) (*wireStage, *componenttest.Telemetry) 
 	tb.Cleanup(func() { require.NoError(tb, w.Shutdown(context.Background())) })
 	return w, tel
 }
+
+// valueOf is what c reports when the telemetry is collected (0 before its
+// first Add).
+func valueOf(c *componenttelemetry.Count) int64 {
+	var o lastValue
+	c.Observe(&o)
+	return o.v
+}
+
+// lastValue is an Int64Observer that keeps the last value observed.
+type lastValue struct {
+	embedded.Int64Observer
+	v int64
+}
+
+func (o *lastValue) Observe(v int64, _ ...metric.ObserveOption) { o.v = v }

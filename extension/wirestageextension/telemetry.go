@@ -5,11 +5,11 @@ package wirestageextension
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension/internal/metadata"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
 )
 
 // Outcomes, the values of the requests metric's outcome attribute.
@@ -38,30 +38,6 @@ var outcomes = [...]string{
 	malformed:        outcomeMalformed,
 }
 
-// counter is one series of an asynchronous counter: the cumulative value
-// run adds to, and whether anything was ever added, so that the callback
-// reports the series a synchronous counter would have, no more (a series
-// appears with the first request that records it, even when that records
-// zero items).
-type counter struct {
-	n    atomic.Int64
-	seen atomic.Bool
-}
-
-func (c *counter) add(v int64) {
-	c.n.Add(v)
-	if !c.seen.Load() {
-		c.seen.Store(true)
-	}
-}
-
-// observe reports c through o unless nothing was ever added to it.
-func (c *counter) observe(o metric.Int64Observer, opts []metric.ObserveOption) {
-	if c.seen.Load() {
-		o.Observe(c.n.Load(), opts...)
-	}
-}
-
 // requestCounts holds the per-request metrics (requests, items, diverted
 // items) as atomic counters that run adds to, and that callbacks report
 // when the meter collects: recording a request costs a few atomic adds and
@@ -70,9 +46,9 @@ func (c *counter) observe(o metric.Int64Observer, opts []metric.ObserveOption) {
 // names, units, attributes and values. Unlike those, they carry no
 // exemplars: an observation has no request context to take a trace from.
 type requestCounts struct {
-	requests [signals][len(outcomes)]counter
-	items    [signals]counter
-	diverted [signals]counter
+	requests [signals][len(outcomes)]componenttelemetry.Count
+	items    [signals]componenttelemetry.Count
+	diverted [signals]componenttelemetry.Count
 
 	// Attributes built once, by signal and by signal and outcome.
 	sigAttrs     [signals][]metric.ObserveOption
@@ -80,7 +56,7 @@ type requestCounts struct {
 }
 
 // request records a request of signal index s that ended in outcome o.
-func (rc *requestCounts) request(s, o int) { rc.requests[s][o].add(1) }
+func (rc *requestCounts) request(s, o int) { rc.requests[s][o].Add(1) }
 
 // register has tb's callbacks report the counts for as long as the meter
 // provider lives (see wireStage.Shutdown).
@@ -95,7 +71,7 @@ func (rc *requestCounts) register(tb *metadata.TelemetryBuilder) error {
 func (rc *requestCounts) observeRequests(_ context.Context, o metric.Int64Observer) error {
 	for s := range signals {
 		for out := range outcomes {
-			rc.requests[s][out].observe(o, rc.outcomeAttrs[s][out])
+			rc.requests[s][out].Observe(o, rc.outcomeAttrs[s][out]...)
 		}
 	}
 	return nil
@@ -103,14 +79,14 @@ func (rc *requestCounts) observeRequests(_ context.Context, o metric.Int64Observ
 
 func (rc *requestCounts) observeItems(_ context.Context, o metric.Int64Observer) error {
 	for s := range signals {
-		rc.items[s].observe(o, rc.sigAttrs[s])
+		rc.items[s].Observe(o, rc.sigAttrs[s]...)
 	}
 	return nil
 }
 
 func (rc *requestCounts) observeDiverted(_ context.Context, o metric.Int64Observer) error {
 	for s := range signals {
-		rc.diverted[s].observe(o, rc.sigAttrs[s])
+		rc.diverted[s].Observe(o, rc.sigAttrs[s]...)
 	}
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"hash/maphash"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -47,11 +46,8 @@ const maxTalliesPerBatch = 64
 // so that counting a batch costs a few atomic adds instead of a pass through
 // the metrics SDK per group.
 type group struct {
-	attrs metric.MeasurementOption
-	// counted says the group was counted at least once: a series appears
-	// with the first count, as it did when the counters were synchronous.
-	counted      atomic.Bool
-	items, bytes atomic.Int64
+	attrs        metric.MeasurementOption
+	items, bytes componenttelemetry.Count
 }
 
 // tally accumulates one batch's counts for one group.
@@ -154,28 +150,24 @@ func (c *counter) newGroup(values []string) *group {
 func (c *counter) registerCallbacks() error {
 	return errors.Join(
 		c.telemetry.RegisterProcessorWirecountItemsCallback(func(_ context.Context, o metric.Int64Observer) error {
-			c.observe(o, func(g *group) int64 { return g.items.Load() })
+			c.observe(o, func(g *group) *componenttelemetry.Count { return &g.items })
 			return nil
 		}),
 		c.telemetry.RegisterProcessorWirecountBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
-			c.observe(o, func(g *group) int64 { return g.bytes.Load() })
+			c.observe(o, func(g *group) *componenttelemetry.Count { return &g.bytes })
 			return nil
 		}),
 	)
 }
 
-// observe reports value for every group counted so far.
-func (c *counter) observe(o metric.Int64Observer, value func(*group) int64) {
+// observe reports one of the counts of every group counted so far.
+func (c *counter) observe(o metric.Int64Observer, count func(*group) *componenttelemetry.Count) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for _, g := range c.groups {
-		if g.counted.Load() {
-			o.Observe(value(g), g.attrs)
-		}
+		count(g).Observe(o, g.attrs)
 	}
-	if c.overflow.counted.Load() {
-		o.Observe(value(c.overflow), c.overflow.attrs)
-	}
+	count(c.overflow).Observe(o, c.overflow.attrs)
 }
 
 // shutdown leaves the counts reported: the Collector's telemetry shuts
@@ -275,9 +267,6 @@ func (c *counter) record(s *scratch) {
 		t := &s.tallies[i]
 		t.g.items.Add(t.items)
 		t.g.bytes.Add(t.bytes)
-		if !t.g.counted.Load() {
-			t.g.counted.Store(true)
-		}
 	}
 	clear(s.tallies)
 	s.tallies = s.tallies[:0]
