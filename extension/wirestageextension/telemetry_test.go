@@ -181,20 +181,18 @@ func TestRequestCountsTelemetry(t *testing.T) {
 		point(1, tracesSig, outcome(outcomeMalformed)),
 		point(1, logsSig, outcome(outcomePassed)),
 	}, metricdatatest.IgnoreTimestamp())
-	metadatatest.AssertEqualExtensionWirestageItems(t, tel, []metricdata.DataPoint[int64]{
-		point(8, tracesSig),
-		point(0, logsSig),
-	}, metricdatatest.IgnoreTimestamp())
-	metadatatest.AssertEqualExtensionWirestageDivertedItems(t, tel, []metricdata.DataPoint[int64]{
-		point(4, tracesSig),
-	}, metricdatatest.IgnoreTimestamp())
+	assertItems := func() {
+		t.Helper()
+		metadatatest.AssertEqualExtensionWirestageItems(t, tel, []metricdata.DataPoint[int64]{
+			point(8, tracesSig),
+			point(0, logsSig),
+		}, metricdatatest.IgnoreTimestamp())
+		metadatatest.AssertEqualExtensionWirestageDivertedItems(t, tel, []metricdata.DataPoint[int64]{
+			point(4, tracesSig),
+		}, metricdatatest.IgnoreTimestamp())
+	}
+	assertItems()
 
 	require.NoError(t, w.Shutdown(context.Background()))
-	metadatatest.AssertEqualExtensionWirestageItems(t, tel, []metricdata.DataPoint[int64]{
-		point(8, tracesSig),
-		point(0, logsSig),
-	}, metricdatatest.IgnoreTimestamp())
-	metadatatest.AssertEqualExtensionWirestageDivertedItems(t, tel, []metricdata.DataPoint[int64]{
-		point(4, tracesSig),
-	}, metricdatatest.IgnoreTimestamp())
+	assertItems()
 }

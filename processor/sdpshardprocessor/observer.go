@@ -118,9 +118,9 @@ func (o *observer) newConnCounts(conn attribute.KeyValue) *connCounts {
 // what was sent up to shutdown, as synchronous counters did. The
 // registration ends with the meter provider, which the Collector builds
 // anew with every configuration it runs.
-func (o *observer) registerCounters(meter metric.Meter) (metric.Registration, error) {
+func (o *observer) registerCounters(meter metric.Meter) error {
 	tb := o.tb
-	return meter.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
+	_, err := meter.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		for _, c := range o.observed {
@@ -135,6 +135,7 @@ func (o *observer) registerCounters(meter metric.Meter) (metric.Registration, er
 		return nil
 	}, tb.ProcessorSdpshardFramesSent, tb.ProcessorSdpshardBytesSent, tb.ProcessorSdpshardItemsSent,
 		tb.ProcessorSdpshardRetransmissions, tb.ProcessorSdpshardAcks)
+	return err
 }
 
 // recordZeros records 0 on every synchronous counter for every shard and

@@ -232,7 +232,7 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 	}
 	// Last, so that no failure above leaves the counters registered: this
 	// registration is not undone at shutdown (registerCounters).
-	if _, err := obs.registerCounters(metadata.Meter(ts)); err != nil {
+	if err := obs.registerCounters(metadata.Meter(ts)); err != nil {
 		tb.Shutdown()
 		return nil, fmt.Errorf("registering counters: %w", err)
 	}
