@@ -10,7 +10,14 @@ import (
 	"go.opentelemetry.io/collector/component"
 )
 
-const defaultRetryAfter = time.Second
+const (
+	defaultRetryAfter = time.Second
+	// defaultGRPCStreamWorkers covers the requests a gateway typically has
+	// in progress at once; more only hold idle stacks.
+	defaultGRPCStreamWorkers = 16
+	// maxGRPCStreamWorkers bounds the goroutines held idle.
+	maxGRPCStreamWorkers = 4096
+)
 
 // Config configures the wirestage extension.
 type Config struct {
@@ -28,13 +35,20 @@ type Config struct {
 	// RetryAfter is what clients are told to wait before retrying a request
 	// that a stage could not accept (HTTP Retry-After, gRPC RetryInfo).
 	RetryAfter time.Duration `mapstructure:"retry_after"`
+	// GRPCStreamWorkers is how many goroutines the receiver's gRPC server
+	// keeps to run requests, each reused from one request to the next, so
+	// that a request does not start a goroutine and grow its stack again
+	// (grpc-go's NumStreamWorkers). A request that finds every worker busy
+	// gets a goroutine of its own, as it would without workers: requests
+	// never queue for a worker. 0 starts a goroutine for every request.
+	GRPCStreamWorkers int `mapstructure:"grpc_stream_workers"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
 
 func createDefaultConfig() component.Config {
-	return &Config{RetryAfter: defaultRetryAfter}
+	return &Config{RetryAfter: defaultRetryAfter, GRPCStreamWorkers: defaultGRPCStreamWorkers}
 }
 
 // Validate checks the configuration; every error names the offending field.
@@ -56,6 +70,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.RetryAfter <= 0 {
 		errs = append(errs, fmt.Errorf("retry_after: must be positive, got %s", cfg.RetryAfter))
+	}
+	if cfg.GRPCStreamWorkers < 0 || cfg.GRPCStreamWorkers > maxGRPCStreamWorkers {
+		errs = append(errs, fmt.Errorf("grpc_stream_workers: must be between 0 (a goroutine per request) and %d, got %d", maxGRPCStreamWorkers, cfg.GRPCStreamWorkers))
 	}
 	return errors.Join(errs...)
 }

@@ -69,6 +69,7 @@ func TestValidateRejectsBadConfigurations(t *testing.T) {
 		{"wirestage without stages", "extensions::wirestage::stages=[]", []string{"extensions::wirestage", "stages"}},
 		{"wirestage stage of another type", "extensions::wirestage::stages=[batch]", []string{"extensions::wirestage", "stages[0]", "batch"}},
 		{"wirestage non-positive retry_after", "extensions::wirestage::retry_after=0s", []string{"extensions::wirestage", "retry_after"}},
+		{"wirestage negative grpc_stream_workers", "extensions::wirestage::grpc_stream_workers=-1", []string{"extensions::wirestage", "grpc_stream_workers"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
