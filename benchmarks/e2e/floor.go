@@ -13,6 +13,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +45,10 @@ type FloorConfig struct {
 	// every StatsInterval and once more when the server stops.
 	StatsFile     string
 	StatsInterval time.Duration
+	// PprofEndpoint, when set, is the host:port on which the server
+	// serves its CPU and heap profiles (/debug/pprof/profile and
+	// /debug/pprof/heap), as a Collector's pprof extension does.
+	PprofEndpoint string
 }
 
 // FloorStats is what the floor server writes to its stats file: items
@@ -91,6 +97,15 @@ func ServeFloor(ctx context.Context, cfg FloorConfig) error {
 	if err != nil {
 		grpcLis.Close()
 		return err
+	}
+	if cfg.PprofEndpoint != "" {
+		stop, err := servePprof(cfg.PprofEndpoint)
+		if err != nil {
+			grpcLis.Close()
+			httpLis.Close()
+			return err
+		}
+		defer stop()
 	}
 	gs := newFloorGRPC(c)
 	hs := &http.Server{Handler: newFloorHTTP(c), ReadHeaderTimeout: 10 * time.Second}
@@ -256,4 +271,42 @@ func newFloorHTTP(c *floorCounter) http.Handler {
 		})
 	}
 	return mux
+}
+
+// servePprof serves the profiles the harness fetches on endpoint until stop
+// is called.
+func servePprof(endpoint string) (stop func(), err error) {
+	lis, err := net.Listen("tcp", endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("pprof endpoint: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/profile", func(w http.ResponseWriter, r *http.Request) {
+		seconds, err := strconv.Atoi(r.URL.Query().Get("seconds"))
+		if err != nil || seconds <= 0 {
+			seconds = 30
+		}
+		if err := pprof.StartCPUProfile(w); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		select {
+		case <-time.After(time.Duration(seconds) * time.Second):
+		case <-r.Context().Done():
+		}
+		pprof.StopCPUProfile()
+	})
+	mux.HandleFunc("/debug/pprof/heap", func(w http.ResponseWriter, _ *http.Request) {
+		_ = pprof.Lookup("heap").WriteTo(w, 0)
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(lis)
+	}()
+	return func() {
+		srv.Close()
+		<-done
+	}, nil
 }

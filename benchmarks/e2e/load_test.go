@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"os"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -47,9 +48,9 @@ func TestPayloads(t *testing.T) {
 
 // The floor server counts every item the load generator sends, over both
 // protocols, compressed or not, and writes what it counted to its stats
-// file; it stops when its context ends.
+// file, and serves its profiles; it stops when its context ends.
 func TestLoadIntoFloor(t *testing.T) {
-	ports, err := freePorts(2)
+	ports, err := freePorts(3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +59,7 @@ func TestLoadIntoFloor(t *testing.T) {
 		HTTPEndpoint:  "127.0.0.1:" + strconv.Itoa(ports[1]),
 		StatsFile:     filepath.Join(t.TempDir(), "floor.json"),
 		StatsInterval: 10 * time.Millisecond,
+		PprofEndpoint: "127.0.0.1:" + strconv.Itoa(ports[2]),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
@@ -94,6 +96,17 @@ func TestLoadIntoFloor(t *testing.T) {
 				}
 				want[signal] += res.Items
 			}
+		}
+	}
+	profiles := t.TempDir()
+	cpu, heap := filepath.Join(profiles, "cpu.pprof"), filepath.Join(profiles, "heap.pprof")
+	if err := fetchProfile(context.Background(), cfg.PprofEndpoint, 0, 1, cpu, heap); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{cpu, heap} {
+		// A profile is a gzip-compressed protocol buffer.
+		if b, err := os.ReadFile(path); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("%s: not a profile (%d bytes, %v)", filepath.Base(path), len(b), err)
 		}
 	}
 	cancel()

@@ -142,6 +142,9 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 		if err := writeWithPprof(c.Scenario.Path, config, pprofEndpoint); err != nil {
 			return m, err
 		}
+		// The floor server is no Collector: it reads its pprof endpoint
+		// from the environment.
+		env = append(env, "BENCH_FLOOR_PPROF_ENDPOINT="+pprofEndpoint)
 	}
 	collector, err := startProcess("collector", o.Collectors[c.Scenario.Binary], []string{"--config", config}, env, filepath.Join(dir, "collector.log"))
 	if err != nil {

@@ -10,7 +10,8 @@
 //
 // The configuration file is the scenario file (configs/floor.yaml); the
 // server itself reads the harness's variables: BENCH_OTLP_GRPC_ENDPOINT,
-// BENCH_OTLP_HTTP_ENDPOINT and BENCH_FLOOR_STATS_FILE.
+// BENCH_OTLP_HTTP_ENDPOINT, BENCH_FLOOR_STATS_FILE and, when the harness
+// profiles it, BENCH_FLOOR_PPROF_ENDPOINT.
 package main
 
 import (
@@ -52,9 +53,10 @@ func run(args []string) error {
 		return nil
 	}
 	cfg := e2ebench.FloorConfig{
-		GRPCEndpoint: os.Getenv("BENCH_OTLP_GRPC_ENDPOINT"),
-		HTTPEndpoint: os.Getenv("BENCH_OTLP_HTTP_ENDPOINT"),
-		StatsFile:    os.Getenv("BENCH_FLOOR_STATS_FILE"),
+		GRPCEndpoint:  os.Getenv("BENCH_OTLP_GRPC_ENDPOINT"),
+		HTTPEndpoint:  os.Getenv("BENCH_OTLP_HTTP_ENDPOINT"),
+		StatsFile:     os.Getenv("BENCH_FLOOR_STATS_FILE"),
+		PprofEndpoint: os.Getenv("BENCH_FLOOR_PPROF_ENDPOINT"),
 	}
 	if cfg.GRPCEndpoint == "" || cfg.HTTPEndpoint == "" {
 		return errors.New("BENCH_OTLP_GRPC_ENDPOINT and BENCH_OTLP_HTTP_ENDPOINT must be set")
