@@ -210,7 +210,10 @@ func (f floorCodec) Unmarshal(data mem.BufferSlice, v any) error {
 }
 
 func newFloorGRPC(c *floorCounter) *grpc.Server {
-	s := grpc.NewServer(grpc.ForceServerCodecV2(floorCodec{c}), grpc.MaxRecvMsgSize(64<<20))
+	// Stream workers, as the wirestage extension configures by default:
+	// without them each request starts a goroutine and grows its stack,
+	// which is no part of the least a grpc-go server can cost.
+	s := grpc.NewServer(grpc.ForceServerCodecV2(floorCodec{c}), grpc.MaxRecvMsgSize(64<<20), grpc.NumStreamWorkers(16))
 	for i, svc := range []string{
 		"opentelemetry.proto.collector.trace.v1.TraceService",
 		"opentelemetry.proto.collector.metrics.v1.MetricsService",
