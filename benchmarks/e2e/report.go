@@ -41,6 +41,9 @@ type Row struct {
 	// unknown.
 	PeakAnonMB     float64
 	SidecarsAnonMB float64
+	// Kernel is the field-by-field median of the rounds' system calls and
+	// context switches per request; nil when they were not counted.
+	Kernel *KernelFigures
 	// totals are the per-round sums, in round order, for the paired ratios.
 	totals []float64
 	// StartupExcluded is false when the CPU time of startup and warm-up
@@ -108,9 +111,13 @@ func Aggregate(ms []Measurement, scenarios []string, baseline, floor string) []R
 				// In round order, for the paired ratios.
 				slices.SortStableFunc(g, func(a, b Measurement) int { return a.Round - b.Round })
 				var rate, coll, side, total, rss, sideRSS, anon, sideAnon []float64
+				var kernel []KernelFigures
 				excluded := true
 				for _, m := range g {
 					f := figuresOf(m)
+					if f.Kernel != nil {
+						kernel = append(kernel, *f.Kernel)
+					}
 					rate = append(rate, f.ItemsPerSec)
 					coll = append(coll, f.CPUCollector)
 					side = append(side, f.CPUSidecars)
@@ -127,7 +134,7 @@ func Aggregate(ms []Measurement, scenarios []string, baseline, floor string) []R
 					CPUTotal: median(total), CPUTotalMin: slices.Min(total), CPUTotalMax: slices.Max(total),
 					PeakRSSMB: median(rss), SidecarsRSSMB: median(sideRSS),
 					PeakAnonMB: median(anon), SidecarsAnonMB: median(sideAnon),
-					StartupExcluded: excluded, totals: total,
+					StartupExcluded: excluded, totals: total, Kernel: medianKernel(kernel),
 				})
 			}
 		}
@@ -193,8 +200,30 @@ func WriteMarkdown(w io.Writer, rows []Row, unavailable []Unavailable, failures 
 	if footnote {
 		b.WriteString("\n\\* startup and warm-up CPU included: this system offers no way to read a running process's CPU time.\n")
 	}
+	writeKernelTable(&b, rows)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeKernelTable writes, when the run counted them, the system calls and
+// context switches per request of each case: the Collector's (or the floor
+// server's) by kind, then the sidecars' summed.
+func writeKernelTable(b *strings.Builder, rows []Row) {
+	if !slices.ContainsFunc(rows, func(r Row) bool { return r.Kernel != nil }) {
+		return
+	}
+	b.WriteString("\nSystem calls and context switches per request over the measured window (perf stat; medians of the rounds). " +
+		"Writes are write and writev, polls epoll_pwait, scheduler futex, nanosleep and sched_yield.\n\n")
+	b.WriteString("| scenario | signal | proto | collector: syscalls | context switches | reads | writes | polls | scheduler | sidecars: syscalls | context switches |\n")
+	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, r := range rows {
+		if r.Kernel == nil {
+			continue
+		}
+		c, s := r.Kernel.Collector, r.Kernel.Sidecars
+		fmt.Fprintf(b, "| %s | %s | %s | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f | %.2f |\n",
+			r.Scenario, r.Signal, r.Protocol, c.Syscalls, c.ContextSwitches, c.Reads, c.Writes, c.Polls, c.Scheduler, s.Syscalls, s.ContextSwitches)
+	}
 }
 
 // anonCells formats the peak anonymous memory of the Collector and of the

@@ -113,6 +113,11 @@ type Figures struct {
 	PeakAnonMB      float64 `json:"peak_anon_mb"`
 	SidecarsAnonMB  float64 `json:"sidecars_anon_mb"`
 	StartupExcluded bool    `json:"startup_excluded"`
+	// Requests is the number of requests measured; absent for medians.
+	Requests int64 `json:"requests,omitempty"`
+	// Kernel is the system calls and context switches per request, when
+	// the run counted them (-perf).
+	Kernel *KernelFigures `json:"kernel,omitempty"`
 }
 
 // FailureRecord is a Failure with its error as text.
@@ -128,6 +133,10 @@ func figuresOf(m Measurement) Figures {
 	if m.Elapsed > 0 {
 		rate = float64(m.Items) / m.Elapsed.Seconds()
 	}
+	var kernel *KernelFigures
+	if m.KernelCounted {
+		kernel = &KernelFigures{Collector: perRequest(m.CollectorKernel, m.Requests), Sidecars: perRequest(m.SidecarsKernel, m.Requests)}
+	}
 	return Figures{
 		Round: m.Round, Items: m.Items, ElapsedSeconds: m.Elapsed.Seconds(), Retries: m.Retries,
 		ItemsPerSec:     rate,
@@ -139,6 +148,8 @@ func figuresOf(m Measurement) Figures {
 		PeakAnonMB:      float64(m.Collector.PeakAnon) / (1 << 20),
 		SidecarsAnonMB:  float64(m.Sidecars.PeakAnon) / (1 << 20),
 		StartupExcluded: m.StartupExcluded,
+		Requests:        m.Requests,
+		Kernel:          kernel,
 	}
 }
 
@@ -154,6 +165,7 @@ func CaseResultsOf(rows []Row, ms []Measurement) []CaseResults {
 				CPUTotal: r.CPUTotal, PeakRSSMB: r.PeakRSSMB, SidecarsRSSMB: r.SidecarsRSSMB,
 				PeakAnonMB: r.PeakAnonMB, SidecarsAnonMB: r.SidecarsAnonMB,
 				StartupExcluded: r.StartupExcluded,
+				Kernel:          r.Kernel,
 			},
 			CPUTotalMin: r.CPUTotalMin, CPUTotalMax: r.CPUTotalMax,
 			VsBaseline: ratioOrNil(r.Ratio, r.RatioMin, r.RatioMax),

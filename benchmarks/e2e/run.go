@@ -33,7 +33,11 @@ type Options struct {
 	Compression string
 	// Settle bounds the wait, after the last request was answered, for every
 	// item to reach its destinations.
-	Settle   time.Duration
+	Settle time.Duration
+	// Perf, when not empty, is the perf executable: each case then also
+	// counts the system calls and context switches of the Collector and of
+	// each sidecar over its measured window (Crossings; Linux only).
+	Perf     string
 	WorkDir  string    // parent of each case's sockets, logs and stats files
 	Progress io.Writer // one line per case
 }
@@ -61,6 +65,12 @@ type Measurement struct {
 	Sidecars        Usage
 	StartupExcluded bool
 	Retries         int64
+	// Requests is the number of requests measured (warm-up excluded).
+	Requests int64
+	// CollectorKernel and SidecarsKernel (summed) are the crossings over
+	// the measured window, when KernelCounted (Options.Perf).
+	CollectorKernel, SidecarsKernel Crossings
+	KernelCounted                   bool
 }
 
 // profiling is what runCase does to profile a case: fetch is called during
@@ -186,6 +196,27 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 		}
 	}
 
+	var counters []*perfCounter // indexed like procs
+	if o.Perf != "" {
+		defer func() {
+			for _, k := range counters {
+				k.kill()
+			}
+		}()
+		for _, p := range procs {
+			k, err := startPerfCounter(o.Perf, p.cmd.Process.Pid, dir, p.name)
+			if err != nil {
+				return m, err
+			}
+			counters = append(counters, k)
+		}
+		for _, k := range counters {
+			if err := k.enable(); err != nil {
+				return m, err
+			}
+		}
+	}
+
 	load.Requests = (o.Items + payload.Items - 1) / payload.Items
 	load.Duration = duration
 	profErr := make(chan error, 1)
@@ -203,6 +234,14 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 		return m, err
 	}
 	m.Elapsed = arrived.Sub(start)
+	m.Requests = res.Requests
+	if len(counters) > 0 {
+		if m.CollectorKernel, m.SidecarsKernel, err = countedCrossings(procs, collector, counters); err != nil {
+			return m, err
+		}
+		counters = nil
+		m.KernelCounted = true
+	}
 	if prof != nil {
 		if err := <-profErr; err != nil {
 			return m, fmt.Errorf("profile: %w", err)
@@ -235,6 +274,26 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 		m.Items += warm.Items
 	}
 	return m, nil
+}
+
+// countedCrossings turns the counters off and reads them: the Collector's,
+// and the sum of the others (the sidecars). The counters are stopped
+// whatever happens.
+func countedCrossings(procs []*process, collector *process, counters []*perfCounter) (coll, sidecars Crossings, err error) {
+	var errs []error
+	for _, k := range counters {
+		errs = append(errs, k.disable())
+	}
+	for i, k := range counters {
+		c, err := k.stop()
+		errs = append(errs, err)
+		if procs[i] == collector {
+			coll = c
+		} else {
+			sidecars = sidecars.Add(c)
+		}
+	}
+	return coll, sidecars, errors.Join(errs...)
 }
 
 // deliveryCounter reads how many items of a signal reached each destination:

@@ -61,6 +61,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		profile   = fs.String("profile", "", "after the rounds, profile the Collector in these cases (comma-separated SCENARIO/SIGNAL/PROTO, e.g. plain/traces/grpc,pdata-divert/traces/grpc)")
 		profSecs  = fs.Int("profile-seconds", 5, "length of the CPU profile")
 		goTool    = fs.String("go", "go", "go command, for `go tool pprof`")
+		perf      = fs.String("perf", "", "perf executable: also count each process's system calls and context switches per request over the measured window (Linux; e.g. -perf perf)")
 	)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -77,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		opts: e2ebench.Options{
 			Sidecar: *sidecar, Signals: split(*signals), Protocols: split(*protocols),
 			Shape: e2ebench.Shape{Resources: *resources, ItemsPerResource: *perRes, Kind: *payload},
-			Items: *items, Warmup: *warmup, Clients: *clients, Compression: compression(*compress), Settle: *settle, Progress: stderr,
+			Items: *items, Warmup: *warmup, Clients: *clients, Compression: compression(*compress), Settle: *settle, Perf: *perf, Progress: stderr,
 		},
 	}); err != nil {
 		fmt.Fprintln(stderr, "benche2e:", err)
