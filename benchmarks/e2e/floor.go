@@ -209,11 +209,19 @@ func (f floorCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	return f.c.count(req.signal, data.Materialize())
 }
 
+// floorReadBufferSize is the OTLP receiver's default gRPC read buffer
+// (otlpreceiver's protocols::grpc::read_buffer_size).
+const floorReadBufferSize = 512 << 10
+
 func newFloorGRPC(c *floorCounter) *grpc.Server {
 	// Stream workers, as the wirestage extension configures by default:
 	// without them each request starts a goroutine and grows its stack,
-	// which is no part of the least a grpc-go server can cost.
-	s := grpc.NewServer(grpc.ForceServerCodecV2(floorCodec{c}), grpc.MaxRecvMsgSize(64<<20), grpc.NumStreamWorkers(16))
+	// which is no part of the least a grpc-go server can cost. The read
+	// buffer is the OTLP receiver's default (512 KiB, not grpc-go's 32 KiB),
+	// so that the floor reads a large request in as few system calls as the
+	// Collector does.
+	s := grpc.NewServer(grpc.ForceServerCodecV2(floorCodec{c}), grpc.MaxRecvMsgSize(64<<20), grpc.NumStreamWorkers(16),
+		grpc.ReadBufferSize(floorReadBufferSize))
 	for i, svc := range []string{
 		"opentelemetry.proto.collector.trace.v1.TraceService",
 		"opentelemetry.proto.collector.metrics.v1.MetricsService",
