@@ -209,19 +209,15 @@ func (f floorCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	return f.c.count(req.signal, data.Materialize())
 }
 
-// floorReadBufferSize is the OTLP receiver's default gRPC read buffer
-// (otlpreceiver's protocols::grpc::read_buffer_size).
-const floorReadBufferSize = 512 << 10
-
 func newFloorGRPC(c *floorCounter) *grpc.Server {
 	// Stream workers, as the wirestage extension configures by default:
 	// without them each request starts a goroutine and grows its stack,
 	// which is no part of the least a grpc-go server can cost. The read
-	// buffer is the OTLP receiver's default (512 KiB, not grpc-go's 32 KiB),
-	// so that the floor reads a large request in as few system calls as the
-	// Collector does.
-	s := grpc.NewServer(grpc.ForceServerCodecV2(floorCodec{c}), grpc.MaxRecvMsgSize(64<<20), grpc.NumStreamWorkers(16),
-		grpc.ReadBufferSize(floorReadBufferSize))
+	// buffer stays grpc-go's 32 KiB: the OTLP receiver's 512 KiB reads an
+	// SDK-sized request in half the system calls, yet costs this server
+	// 10-22% more CPU with small and SDK-sized requests alike (alternating
+	// rounds, benchmarks/RESULTS.md), and the floor is the cheaper server.
+	s := grpc.NewServer(grpc.ForceServerCodecV2(floorCodec{c}), grpc.MaxRecvMsgSize(64<<20), grpc.NumStreamWorkers(16))
 	for i, svc := range []string{
 		"opentelemetry.proto.collector.trace.v1.TraceService",
 		"opentelemetry.proto.collector.metrics.v1.MetricsService",
