@@ -4,18 +4,13 @@ package e2ebench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"time"
-
-	"github.com/otelcol-sdp/otelcol-sdp/internal/sidecar"
 )
 
 // Options configure a harness run.
@@ -294,117 +289,4 @@ func countedCrossings(procs []*process, collector *process, counters []*perfCoun
 		}
 	}
 	return coll, sidecars, errors.Join(errs...)
-}
-
-// deliveryCounter reads how many items of a signal reached each destination:
-// the sink, the sidecars and the floor server.
-type deliveryCounter struct {
-	sink       *Sink
-	statsFiles []string
-	floorStats string
-	signal     string
-}
-
-// arrived is how many items reached each destination, indexed like
-// destinations.
-type arrived [3]int64
-
-func (a arrived) of(dest string) int64 { return a[slices.Index(destinations, dest)] }
-
-func (d deliveryCounter) counts() (arrived, error) {
-	var sidecars int64
-	for _, path := range d.statsFiles {
-		b, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return arrived{}, err
-		}
-		var stats sidecar.Stats
-		if err := json.Unmarshal(b, &stats); err != nil {
-			return arrived{}, fmt.Errorf("%s: %w", path, err)
-		}
-		sidecars += int64(stats.Totals[d.signal].Items)
-	}
-	floor, err := ReadFloorStats(d.floorStats)
-	if err != nil {
-		return arrived{}, err
-	}
-	return arrived{d.sink.Items(d.signal), sidecars, floor.Items[d.signal]}, nil
-}
-
-// wait polls until every expected destination has want items and returns
-// when that happened. It fails at once when a destination gets more than
-// want (or anything it should not get), and after settle without progress.
-func (d deliveryCounter) wait(ctx context.Context, s Scenario, want int64, settle time.Duration) (time.Time, error) {
-	var last arrived
-	progress := time.Now()
-	for {
-		got, err := d.counts()
-		if err != nil {
-			return time.Time{}, err
-		}
-		now := time.Now()
-		if err := compare(s, want, got, false); err != nil {
-			return now, err
-		}
-		if complete(s, want, got) {
-			return now, nil
-		}
-		if got != last {
-			last, progress = got, now
-		}
-		if now.Sub(progress) > settle {
-			return now, fmt.Errorf("items stopped arriving short of %d sent: sink %d, sidecars %d, floor %d",
-				want, got.of(DestSink), got.of(DestSidecars), got.of(DestFloor))
-		}
-		select {
-		case <-ctx.Done():
-			return now, ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
-// complete reports whether every destination s expects has want items.
-func complete(s Scenario, want int64, got arrived) bool {
-	for _, dest := range s.Expect {
-		if got.of(dest) != want {
-			return false
-		}
-	}
-	return true
-}
-
-// check compares the final counts, after every process stopped, with want.
-func (d deliveryCounter) check(s Scenario, want int64) error {
-	got, err := d.counts()
-	if err != nil {
-		return err
-	}
-	if n := d.sink.Errors(); n > 0 {
-		return fmt.Errorf("the sink could not read %d requests", n)
-	}
-	if floor, err := ReadFloorStats(d.floorStats); err != nil {
-		return err
-	} else if floor.Errors > 0 {
-		return fmt.Errorf("the floor server could not read %d requests", floor.Errors)
-	}
-	return compare(s, want, got, true)
-}
-
-// compare checks the counts of the destinations against want; before the
-// end (final false) a count short of want is not an error yet.
-func compare(s Scenario, want int64, got arrived, final bool) error {
-	for i, dest := range destinations {
-		expect := int64(0)
-		if s.Expects(dest) {
-			expect = want
-		}
-		if got[i] > expect || (final && got[i] != expect) {
-			return fmt.Errorf("%s: %s received %d items, want exactly %d (sent %d)", s.Name, dest, got[i], expect, want)
-		}
-	}
-	return nil
 }
