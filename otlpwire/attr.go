@@ -329,55 +329,6 @@ outer:
 	return finishHash(sum, n), int(n), nil
 }
 
-// Resource is a view of an OTLP Resource message.
-type Resource struct{ l attrList }
-
-// NewResource returns a view of b, the encoding of one Resource message.
-func NewResource(b []byte) Resource {
-	return Resource{attrList{b: b, self: &schemaResource, attrField: fieldResourceAttrs, refField: fieldEntityRefs}}
-}
-
-// Attributes iterates over the resource attributes in wire order, including
-// duplicated keys. Each KeyValue is validated completely (its value
-// recursively) before it is yielded, and so are the resource's other fields
-// as they are reached; a malformed field ends the iteration with an error,
-// after the attributes that precede it.
-func (r Resource) Attributes() iter.Seq2[KeyValue, error] { return r.l.all() }
-
-// Attribute returns the value of the first attribute named key, as pdata's
-// Map.Get does. It validates the whole resource, so a resource pdata would
-// reject yields an error whichever attribute is asked for.
-func (r Resource) Attribute(key string) (Value, bool, error) { return r.l.get(key) }
-
-// Hash returns the HashV1 routing hash of all resource attributes. See the
-// package documentation for the algorithm, which is stable across releases.
-func (r Resource) Hash() (uint64, error) { return r.l.hash(HashV1) }
-
-// HashKeys returns the HashV1 routing hash of the attributes named in keys
-// (the first occurrence of each, like Attribute) and how many of them were
-// present. Keys listed twice count once; the order of keys does not matter.
-// When keys names every attribute of a resource without duplicate keys,
-// HashKeys equals Hash.
-func (r Resource) HashKeys(keys []string) (hash uint64, found int, err error) {
-	return r.l.hashKeys(HashV1, keys)
-}
-
-// HashWith is Hash computed with the routing hash of version ver. An
-// undefined version returns ErrHashVersion.
-func (r Resource) HashWith(ver HashVersion) (uint64, error) { return r.l.hash(ver) }
-
-// HashKeysWith is HashKeys computed with the routing hash of version ver.
-// An undefined version returns ErrHashVersion.
-func (r Resource) HashKeysWith(ver HashVersion, keys []string) (hash uint64, found int, err error) {
-	return r.l.hashKeys(ver, keys)
-}
-
-// DroppedAttributesCount returns the dropped_attributes_count field.
-func (r Resource) DroppedAttributesCount() (uint32, error) {
-	v, err := r.l.lastScalar(2)
-	return uint32(v), err
-}
-
 // lastField returns the last occurrence of field num, after validating the
 // whole list as the other attrList operations do.
 func (l attrList) lastField(num int32) (field, error) {
@@ -414,24 +365,3 @@ func (l attrList) lastBytes(num int32) ([]byte, error) {
 	f, err := l.lastField(num)
 	return f.data, err
 }
-
-// InstrumentationScope is a view of an OTLP InstrumentationScope message.
-type InstrumentationScope struct{ l attrList }
-
-// NewInstrumentationScope returns a view of b, the encoding of one
-// InstrumentationScope message.
-func NewInstrumentationScope(b []byte) InstrumentationScope {
-	return InstrumentationScope{attrList{b: b, self: &schemaScope, attrField: fieldScopeAttrs}}
-}
-
-// Name returns the scope name. The slice aliases the request.
-func (s InstrumentationScope) Name() ([]byte, error) { return s.l.lastBytes(1) }
-
-// Version returns the scope version. The slice aliases the request.
-func (s InstrumentationScope) Version() ([]byte, error) { return s.l.lastBytes(2) }
-
-// Attributes iterates over the scope attributes in wire order.
-func (s InstrumentationScope) Attributes() iter.Seq2[KeyValue, error] { return s.l.all() }
-
-// Attribute returns the value of the first scope attribute named key.
-func (s InstrumentationScope) Attribute(key string) (Value, bool, error) { return s.l.get(key) }
