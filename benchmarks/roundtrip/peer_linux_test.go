@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package roundtrip
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// peerEnv names the mode and address a child process serves; the test
+// binary re-executes itself with it set to become the other process.
+const peerEnv = "ROUNDTRIP_PEER"
+
+// A peer is the other process of a round trip and the parent's end of the
+// channel to it.
+type peer interface {
+	// roundTrip sends seq and payload and returns what the peer answered.
+	roundTrip(seq uint32, payload []byte) (uint32, error)
+	// pid is the peer process's id.
+	pid() int
+	// close tells the peer to exit and waits until it has.
+	close() error
+}
+
+// startChild runs the test binary as a peer serving mode at addr, for
+// requests carrying size bytes.
+func startChild(mode string, size int, addr string) (*exec.Cmd, error) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s:%d:%s", peerEnv, mode, size, addr))
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return cmd, cmd.Start()
+}
+
+// servePeer is the child's side: it takes in every request's payload and
+// answers with the request's sequence until the parent ends the exchange.
+func servePeer(spec string) error {
+	mode, rest, ok1 := strings.Cut(spec, ":")
+	sizeText, addr, ok2 := strings.Cut(rest, ":")
+	size, err := strconv.Atoi(sizeText)
+	if !ok1 || !ok2 || err != nil || size < 0 || size > maxPayload {
+		return fmt.Errorf("%s=%q: want MODE:SIZE:ADDRESS with SIZE up to %d", peerEnv, spec, maxPayload)
+	}
+	switch mode {
+	case "unix":
+		return serveUnix(addr, size)
+	case "unix-blocking":
+		return serveUnixBlocking(addr, size)
+	case "shm":
+		return serveShm(addr, size)
+	}
+	return fmt.Errorf("%s: unknown mode %q", peerEnv, mode)
+}
+
+// maxPayload bounds a request's payload: the shared mapping holds one.
+const maxPayload = 1 << 20
+
+// request lays out a request on a stream: the sequence, then the payload.
+func request(seq uint32, payload []byte, dst []byte) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst[:0], seq)
+	return append(dst, payload...)
+}
+
+// unixPeer talks to its child over a unix stream socket through Go's
+// network poller: a request is a write, its answer a read that parks the
+// goroutine until the child's write arrives.
+type unixPeer struct {
+	cmd  *exec.Cmd
+	conn net.Conn
+	req  []byte
+	buf  [4]byte
+}
+
+func startUnix(dir string, size int) (peer, error) {
+	path := filepath.Join(dir, "peer.sock")
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	cmd, err := startChild("unix", size, path)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := l.Accept()
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, err
+	}
+	return &unixPeer{cmd: cmd, conn: conn}, nil
+}
+
+func (p *unixPeer) roundTrip(seq uint32, payload []byte) (uint32, error) {
+	p.req = request(seq, payload, p.req)
+	if _, err := p.conn.Write(p.req); err != nil {
+		return 0, err
+	}
+	if _, err := io.ReadFull(p.conn, p.buf[:]); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint32(p.buf[:]), nil
+}
+
+func (p *unixPeer) pid() int { return p.cmd.Process.Pid }
+
+func (p *unixPeer) close() error {
+	return errors.Join(p.conn.Close(), p.cmd.Wait())
+}
+
+func serveUnix(path string, size int) error {
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	buf := make([]byte, 4+size)
+	for {
+		if _, err := io.ReadFull(conn, buf); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if _, err := conn.Write(buf[:4]); err != nil {
+			return err
+		}
+	}
+}
