@@ -14,4 +14,10 @@
 //
 // Each reports, besides ns/op, the CPU time both processes spent per round
 // trip (cpu-ns/op), summed from the kernel's per-thread accounting.
+//
+// Read its figures as a ping-pong with nothing else running: in isolation
+// shared memory costs several times less than the socket, but carried into
+// the Collector and its sidecars (a prototype measured in RESULTS.md, issue
+// 17's sixth pass) it saved nothing, because each request still has to wake
+// the other process.
 package roundtrip
