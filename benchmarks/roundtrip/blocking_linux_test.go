@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 )
 
@@ -26,26 +25,13 @@ type blockingPeer struct {
 }
 
 func startUnixBlocking(dir string, size int) (peer, error) {
-	path := filepath.Join(dir, "peer.sock")
-	l, err := net.Listen("unix", path)
+	cmd, conn, err := connectChild(dir, "unix-blocking", size)
 	if err != nil {
-		return nil, err
-	}
-	defer l.Close()
-	cmd, err := startChild("unix-blocking", size, path)
-	if err != nil {
-		return nil, err
-	}
-	conn, err := l.Accept()
-	if err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
 		return nil, err
 	}
 	f, fd, err := blockingFD(conn)
 	if err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		stopChild(cmd)
 		return nil, err
 	}
 	return &blockingPeer{cmd: cmd, file: f, fd: fd}, nil

@@ -79,23 +79,38 @@ type unixPeer struct {
 }
 
 func startUnix(dir string, size int) (peer, error) {
-	path := filepath.Join(dir, "peer.sock")
-	l, err := net.Listen("unix", path)
+	cmd, conn, err := connectChild(dir, "unix", size)
 	if err != nil {
-		return nil, err
-	}
-	defer l.Close()
-	cmd, err := startChild("unix", size, path)
-	if err != nil {
-		return nil, err
-	}
-	conn, err := l.Accept()
-	if err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
 		return nil, err
 	}
 	return &unixPeer{cmd: cmd, conn: conn}, nil
+}
+
+// connectChild starts a child serving mode and returns it with the
+// connection it dialled to a unix socket in dir.
+func connectChild(dir, mode string, size int) (*exec.Cmd, net.Conn, error) {
+	path := filepath.Join(dir, "peer.sock")
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer l.Close()
+	cmd, err := startChild(mode, size, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := l.Accept()
+	if err != nil {
+		stopChild(cmd)
+		return nil, nil, err
+	}
+	return cmd, conn, nil
+}
+
+// stopChild kills a child whose setup failed and reaps it.
+func stopChild(cmd *exec.Cmd) {
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
 }
 
 func (p *unixPeer) roundTrip(seq uint32, payload []byte) (uint32, error) {
