@@ -28,6 +28,7 @@ const (
 	stopSequence  = ^uint32(0)
 )
 
+// shmPeer talks to its child through the shared mapping.
 type shmPeer struct {
 	cmd  *exec.Cmd
 	mem  []byte
@@ -36,6 +37,8 @@ type shmPeer struct {
 	file *os.File
 }
 
+// mapShared maps the file at path shared, creating it at its full size
+// first when create is set.
 func mapShared(path string, create bool) (*os.File, []byte, error) {
 	flags := os.O_RDWR
 	if create {
@@ -59,6 +62,7 @@ func mapShared(path string, create bool) (*os.File, []byte, error) {
 	return f, mem, nil
 }
 
+// words returns the request and answer words of the mapping.
 func words(mem []byte) (req, ans *atomic.Uint32) {
 	return (*atomic.Uint32)(unsafe.Pointer(&mem[requestWord])), (*atomic.Uint32)(unsafe.Pointer(&mem[answerWord]))
 }
