@@ -3,25 +3,19 @@
 package roundtrip
 
 import (
-	"encoding/binary"
-	"errors"
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"syscall"
 )
 
-// blockingPeer talks to its child over a unix stream socket too, but with
-// blocking reads and writes on the socket's descriptor, bypassing the
-// network poller: a thread sleeps in read until the answer arrives, as a
-// futex waiter sleeps in the shared-memory mode.
-type blockingPeer struct {
-	cmd  *exec.Cmd
+// blockingConn reads and writes a unix socket with blocking system calls on
+// its descriptor, bypassing the network poller: a thread sleeps in read
+// until the answer arrives, as a futex waiter sleeps in the shared-memory
+// mode.
+type blockingConn struct {
 	file *os.File // owns fd
 	fd   int
-	req  []byte
-	buf  [4]byte
 }
 
 func startUnixBlocking(dir string, size int) (peer, error) {
@@ -29,41 +23,12 @@ func startUnixBlocking(dir string, size int) (peer, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, fd, err := blockingFD(conn)
+	bc, err := newBlockingConn(conn)
 	if err != nil {
 		stopChild(cmd)
 		return nil, err
 	}
-	return &blockingPeer{cmd: cmd, file: f, fd: fd}, nil
-}
-
-// blockingFD takes a blocking duplicate of conn's descriptor and closes
-// conn, so that the duplicate is the socket's only user.
-func blockingFD(conn net.Conn) (*os.File, int, error) {
-	f, err := conn.(*net.UnixConn).File()
-	conn.Close()
-	if err != nil {
-		return nil, 0, err
-	}
-	fd := int(f.Fd()) // Fd puts the descriptor in blocking mode
-	return f, fd, nil
-}
-
-func (p *blockingPeer) roundTrip(seq uint32, payload []byte) (uint32, error) {
-	p.req = request(seq, payload, p.req)
-	if err := writeFull(p.fd, p.req); err != nil {
-		return 0, err
-	}
-	if err := readFull(p.fd, p.buf[:]); err != nil {
-		return 0, err
-	}
-	return binary.LittleEndian.Uint32(p.buf[:]), nil
-}
-
-func (p *blockingPeer) pid() int { return p.cmd.Process.Pid }
-
-func (p *blockingPeer) close() error {
-	return errors.Join(p.file.Close(), p.cmd.Wait())
+	return &streamPeer{cmd: cmd, conn: bc}, nil
 }
 
 func serveUnixBlocking(path string, size int) error {
@@ -71,51 +36,55 @@ func serveUnixBlocking(path string, size int) error {
 	if err != nil {
 		return err
 	}
-	f, fd, err := blockingFD(conn)
+	bc, err := newBlockingConn(conn)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	buf := make([]byte, 4+size)
-	for {
-		if err := readFull(fd, buf); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		if err := writeFull(fd, buf[:4]); err != nil {
-			return err
-		}
-	}
+	defer bc.Close()
+	return echo(bc, size)
 }
 
-func readFull(fd int, b []byte) error {
-	for len(b) > 0 {
-		n, err := syscall.Read(fd, b)
+// newBlockingConn takes a blocking duplicate of conn's descriptor and closes
+// conn, so that the duplicate is the socket's only user.
+func newBlockingConn(conn net.Conn) (*blockingConn, error) {
+	f, err := conn.(*net.UnixConn).File()
+	conn.Close()
+	if err != nil {
+		return nil, err
+	}
+	return &blockingConn{file: f, fd: int(f.Fd())}, nil // Fd puts the descriptor in blocking mode
+}
+
+// Read is one read system call, retried when a signal interrupts it.
+func (c *blockingConn) Read(b []byte) (int, error) {
+	for {
+		n, err := syscall.Read(c.fd, b)
 		switch {
 		case err == syscall.EINTR:
 			continue
 		case err != nil:
-			return err
-		case n == 0:
-			return io.EOF
+			return 0, err
+		case n == 0 && len(b) > 0:
+			return 0, io.EOF
 		}
-		b = b[n:]
+		return n, nil
 	}
-	return nil
 }
 
-func writeFull(fd int, b []byte) error {
-	for len(b) > 0 {
-		n, err := syscall.Write(fd, b)
+// Write writes all of b.
+func (c *blockingConn) Write(b []byte) (int, error) {
+	done := 0
+	for done < len(b) {
+		n, err := syscall.Write(c.fd, b[done:])
 		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
-			return err
+			return done, err
 		}
-		b = b[n:]
+		done += n
 	}
-	return nil
+	return done, nil
 }
+
+func (c *blockingConn) Close() error { return c.file.Close() }

@@ -68,12 +68,13 @@ func request(seq uint32, payload []byte, dst []byte) []byte {
 	return append(dst, payload...)
 }
 
-// unixPeer talks to its child over a unix stream socket through Go's
-// network poller: a request is a write, its answer a read that parks the
-// goroutine until the child's write arrives.
-type unixPeer struct {
+// streamPeer talks to its child over a unix stream socket: a request is a
+// write, its answer a read. Through a net.Conn the read parks the goroutine
+// in Go's network poller until the child's write arrives; through a
+// blockingConn it sleeps in the read system call.
+type streamPeer struct {
 	cmd  *exec.Cmd
-	conn net.Conn
+	conn io.ReadWriteCloser
 	req  []byte
 	buf  [4]byte
 }
@@ -83,7 +84,7 @@ func startUnix(dir string, size int) (peer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &unixPeer{cmd: cmd, conn: conn}, nil
+	return &streamPeer{cmd: cmd, conn: conn}, nil
 }
 
 // connectChild starts a child serving mode and returns it with the
@@ -113,7 +114,7 @@ func stopChild(cmd *exec.Cmd) {
 	_ = cmd.Wait()
 }
 
-func (p *unixPeer) roundTrip(seq uint32, payload []byte) (uint32, error) {
+func (p *streamPeer) roundTrip(seq uint32, payload []byte) (uint32, error) {
 	p.req = request(seq, payload, p.req)
 	if _, err := p.conn.Write(p.req); err != nil {
 		return 0, err
@@ -124,9 +125,9 @@ func (p *unixPeer) roundTrip(seq uint32, payload []byte) (uint32, error) {
 	return binary.LittleEndian.Uint32(p.buf[:]), nil
 }
 
-func (p *unixPeer) pid() int { return p.cmd.Process.Pid }
+func (p *streamPeer) pid() int { return p.cmd.Process.Pid }
 
-func (p *unixPeer) close() error {
+func (p *streamPeer) close() error {
 	return errors.Join(p.conn.Close(), p.cmd.Wait())
 }
 
@@ -136,15 +137,21 @@ func serveUnix(path string, size int) error {
 		return err
 	}
 	defer conn.Close()
+	return echo(conn, size)
+}
+
+// echo answers each request of size payload bytes on rw with its sequence
+// until rw ends.
+func echo(rw io.ReadWriter, size int) error {
 	buf := make([]byte, 4+size)
 	for {
-		if _, err := io.ReadFull(conn, buf); err != nil {
+		if _, err := io.ReadFull(rw, buf); err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
 			return err
 		}
-		if _, err := conn.Write(buf[:4]); err != nil {
+		if _, err := rw.Write(buf[:4]); err != nil {
 			return err
 		}
 	}
