@@ -124,9 +124,17 @@ $(BENCHSTAT_STAMP):
 	GOBIN=$(TOOLS_BIN) $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
 	@mkdir -p $(@D) && touch $@
 
-## generate: regenerate everything generated: cmd/otelcol-sdp (ocb) and each component's metadata (mdatagen)
+## generate: regenerate everything generated: cmd/otelcol-sdp (ocb), each component's metadata (mdatagen) and otlpwire's golden vectors (pdata)
 .PHONY: generate
-generate: generate-distribution generate-metadata
+generate: generate-distribution generate-metadata generate-golden
+
+## generate-golden: regenerate otlpwire/testdata/golden.json, pdata's answers for otlpwire's own tests
+# otlpwire's module depends on nothing, so its tests read what pdata makes of
+# each request (counts, resources, attributes, items) from this file, which
+# internal/wiregolden (root module) writes.
+.PHONY: generate-golden
+generate-golden:
+	$(GO) run ./internal/wiregolden -out otlpwire/testdata/golden.json
 
 ## generate-distribution: regenerate cmd/otelcol-sdp with ocb from builder-config.yaml
 # ocb writes the sources and tidies the nested go.mod; gofmt then normalises
