@@ -2,165 +2,140 @@
 
 //go:build e2e
 
-// SPDX-License-Identifier: Apache-2.0
-
 package dist
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
-	"io"
 	"math/big"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/otelcol-sdp/otelcol-sdp/test/testbin"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
-// fleetValues is the part of deploy/helm/fleet/gateway-values.yaml the
-// fleet tests read.
-type fleetValues struct {
-	Mode           string         `yaml:"mode"`
-	ReplicaCount   int            `yaml:"replicaCount"`
-	Config         map[string]any `yaml:"config"`
-	ServiceAccount struct {
-		Create bool   `yaml:"create"`
-		Name   string `yaml:"name"`
-	} `yaml:"serviceAccount"`
-	ExtraVolumes []struct {
-		Name   string `yaml:"name"`
-		Secret *struct {
-			SecretName string `yaml:"secretName"`
-		} `yaml:"secret"`
-	} `yaml:"extraVolumes"`
-	ExtraVolumeMounts []volumeMount `yaml:"extraVolumeMounts"`
-}
-
-// TestHelmFleetConfigValidates merges the fleet gateways' `config` over the
-// chart's default configuration as Helm does and validates the result with
-// the built Collector.
-func TestHelmFleetConfigValidates(t *testing.T) {
-	collector := testbin.Path(t, testbin.CollectorEnv)
-	root := testbin.RepoRoot(t)
-	var values fleetValues
-	readYAML(t, filepath.Join(root, "deploy", "helm", "fleet", "gateway-values.yaml"), &values)
-	var defaults map[string]any
-	readYAML(t, filepath.Join("testdata", "chart-default-config.yaml"), &defaults)
-	merged := mergeValues(defaults, values.Config)
-	b, err := yaml.Marshal(merged)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// validate creates the processors, which load the TLS files: point
-	// the Secret's mount at a directory with a certificate of the same
-	// file names.
-	tlsDir := t.TempDir()
-	writeSelfSignedTLS(t, tlsDir)
-	b = bytes.ReplaceAll(b, []byte("/etc/sdp/tls/"), []byte(tlsDir+"/"))
-	file := filepath.Join(t.TempDir(), "gateway.yaml")
-	if err := os.WriteFile(file, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(collector, "validate", "--config", file)
-	cmd.Env = append(os.Environ(), "MY_POD_IP=127.0.0.1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("otelcol-sdp validate of the fleet gateways' configuration: %v\n%s\n--- merged configuration ---\n%s", err, out, b)
-	}
-}
-
-// TestHelmFleetWiring checks that the pieces of the fleet example agree: the
-// resolver names the consumers' headless Service and port, the Role lets
-// the gateways' service account read its EndpointSlices, and the TLS files
-// the processor reads come from a mounted Secret.
+// TestHelmFleetWiring checks that the pieces of the fleet release, as the
+// chart renders them, agree: the resolver names the consumers' headless
+// Service, its namespace and port; the consumers listen on the port the
+// Service targets; the Role lets the gateways' service account read the
+// Service's EndpointSlices; the TLS files the processor reads come from a
+// mounted Secret and it asks for the name the consumers' certificate holds.
 func TestHelmFleetWiring(t *testing.T) {
-	root := testbin.RepoRoot(t)
-	dir := filepath.Join(root, "deploy", "helm", "fleet")
-	var values fleetValues
-	readYAML(t, filepath.Join(dir, "gateway-values.yaml"), &values)
-	docs := readManifests(t, filepath.Join(dir, "rbac.yaml"), filepath.Join(dir, "consumers.yaml"))
-
-	if values.ReplicaCount < 2 {
-		t.Errorf("replicaCount = %d: the example is about several gateways agreeing", values.ReplicaCount)
+	r := helmReleases()[3]
+	if r.name != "fleet" {
+		t.Fatalf("release %s, want fleet", r.name)
 	}
-	processors, _ := values.Config["processors"].(map[string]any)
-	sdpshard, _ := processors["sdpshard"].(map[string]any)
-	resolver, _ := sdpshard["resolver"].(map[string]any)
-	k8s, _ := resolver["k8s"].(map[string]any)
-	service, _ := k8s["service"].(string)
-	port, _ := k8s["port"].(int)
-	name, namespace, _ := strings.Cut(service, ".")
-	if name == "" || namespace == "" {
-		t.Fatalf("resolver::k8s::service = %q, want name.namespace", service)
+	objs := renderRelease(t, r)
+	gateways := findObject[*appsv1.Deployment](t, objs, "")
+	if gateways.Spec.Replicas == nil || *gateways.Spec.Replicas < 2 {
+		t.Errorf("gateway replicas %v: the example is about several gateways agreeing", gateways.Spec.Replicas)
 	}
-
-	svc := findManifest(t, docs, "Service", name)
-	spec, _ := svc["spec"].(map[string]any)
-	if spec["clusterIP"] != "None" {
-		t.Errorf("Service %s is not headless (clusterIP %v): the resolver needs one endpoint per pod", name, spec["clusterIP"])
+	var config struct {
+		Processors struct {
+			Sdpshard struct {
+				Resolver struct {
+					K8s struct {
+						Service string `yaml:"service"`
+						Port    int32  `yaml:"port"`
+					} `yaml:"k8s"`
+				} `yaml:"resolver"`
+				TLS map[string]string `yaml:"tls"`
+			} `yaml:"sdpshard"`
+		} `yaml:"processors"`
 	}
-	ports, _ := spec["ports"].([]any)
-	if len(ports) != 1 || ports[0].(map[string]any)["port"] != port {
-		t.Errorf("Service %s ports %v, want the resolver's port %d", name, ports, port)
+	if err := yaml.Unmarshal([]byte(relayConfig(t, objs)), &config); err != nil {
+		t.Fatal(err)
 	}
-	if ns := findManifest(t, docs, "Service", name)["metadata"].(map[string]any)["namespace"]; ns != namespace {
-		t.Errorf("Service %s is in namespace %v, the resolver looks in %s", name, ns, namespace)
-	}
-	sts := findManifest(t, docs, "StatefulSet", "")
-	if sts["spec"].(map[string]any)["serviceName"] != name {
-		t.Errorf("StatefulSet serviceName %v, want %s (pod hostnames are the members' IDs)", sts["spec"].(map[string]any)["serviceName"], name)
+	shard := config.Processors.Sdpshard
+	name, namespace, _ := strings.Cut(shard.Resolver.K8s.Service, ".")
+	if name == "" || namespace != r.namespace {
+		t.Fatalf("resolver::k8s::service = %q, want name.%s (the release's namespace)", shard.Resolver.K8s.Service, r.namespace)
 	}
 
-	role := findManifest(t, docs, "Role", "")
-	if role["metadata"].(map[string]any)["namespace"] != namespace {
-		t.Errorf("Role is not in the Service's namespace %s", namespace)
+	svc := findObject[*corev1.Service](t, objs, name)
+	if svc.Namespace != namespace {
+		t.Errorf("Service %s is in namespace %q, the resolver looks in %s", name, svc.Namespace, namespace)
 	}
-	granted := false
-	for _, r := range role["rules"].([]any) {
-		rule := r.(map[string]any)
-		if slices.Contains(rule["apiGroups"].([]any), any("discovery.k8s.io")) && slices.Contains(rule["resources"].([]any), any("endpointslices")) {
-			verbs := rule["verbs"].([]any)
-			granted = slices.Contains(verbs, any("get")) && slices.Contains(verbs, any("list")) && slices.Contains(verbs, any("watch"))
-		}
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		t.Errorf("Service %s is not headless (clusterIP %q): the resolver needs one endpoint per pod", name, svc.Spec.ClusterIP)
 	}
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != shard.Resolver.K8s.Port {
+		t.Fatalf("Service %s ports %v, want one, the resolver's port %d", name, svc.Spec.Ports, shard.Resolver.K8s.Port)
+	}
+	consumers := findObject[*appsv1.StatefulSet](t, objs, "")
+	if consumers.Spec.ServiceName != name {
+		t.Errorf("StatefulSet serviceName %q, want %s (pod hostnames are the members' IDs)", consumers.Spec.ServiceName, name)
+	}
+	if !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(consumers.Spec.Template.Labels)) {
+		t.Errorf("Service %s selects %v, which the consumers' pods (labels %v) do not match", name, svc.Spec.Selector, consumers.Spec.Template.Labels)
+	}
+	target := svc.Spec.Ports[0].TargetPort.String()
+	sidecars := sdpSidecars(consumers.Spec.Template.Spec)
+	if len(sidecars) != 1 {
+		t.Fatalf("%d sdp-sidecar containers in the consumers' pod, want 1", len(sidecars))
+	}
+	served := slices.ContainsFunc(sidecars[0].Ports, func(p corev1.ContainerPort) bool {
+		return (p.Name == target || p.ContainerPort == svc.Spec.Ports[0].TargetPort.IntVal) &&
+			slices.ContainsFunc(sidecars[0].Args, func(a string) bool { return strings.HasSuffix(a, ":"+itoa(p.ContainerPort)) })
+	})
+	if !served {
+		t.Errorf("the Service targets port %s, which the consumer neither declares nor listens on (ports %v, args %v)", target, sidecars[0].Ports, sidecars[0].Args)
+	}
+
+	role := findObject[*rbacv1.Role](t, objs, "")
+	granted := role.Namespace == namespace && slices.ContainsFunc(role.Rules, func(rule rbacv1.PolicyRule) bool {
+		return slices.Contains(rule.APIGroups, "discovery.k8s.io") && slices.Contains(rule.Resources, "endpointslices") &&
+			slices.Contains(rule.Verbs, "get") && slices.Contains(rule.Verbs, "list") && slices.Contains(rule.Verbs, "watch")
+	})
 	if !granted {
-		t.Error("the Role does not grant get, list and watch on discovery.k8s.io endpointslices")
+		t.Errorf("the Role %v in %q does not grant get, list and watch on discovery.k8s.io endpointslices in %s", role.Rules, role.Namespace, namespace)
 	}
-	binding := findManifest(t, docs, "RoleBinding", "")
-	subjects := binding["subjects"].([]any)
-	if !values.ServiceAccount.Create || len(subjects) != 1 || subjects[0].(map[string]any)["name"] != values.ServiceAccount.Name {
-		t.Errorf("RoleBinding subjects %v do not name the chart's service account %q", subjects, values.ServiceAccount.Name)
+	binding := findObject[*rbacv1.RoleBinding](t, objs, "")
+	account := gateways.Spec.Template.Spec.ServiceAccountName
+	if len(binding.Subjects) != 1 || binding.Subjects[0].Kind != "ServiceAccount" || binding.Subjects[0].Name != account || binding.Subjects[0].Namespace != namespace {
+		t.Errorf("RoleBinding subjects %v, want the gateways' service account %s/%s", binding.Subjects, namespace, account)
 	}
-	if binding["roleRef"].(map[string]any)["name"] != role["metadata"].(map[string]any)["name"] {
-		t.Error("the RoleBinding does not refer to the Role")
+	if binding.RoleRef.Kind != "Role" || binding.RoleRef.Name != role.Name {
+		t.Errorf("RoleBinding refers to %v, not the Role %s", binding.RoleRef, role.Name)
 	}
+	findObject[*corev1.ServiceAccount](t, objs, account)
 
-	tls, _ := sdpshard["tls"].(map[string]any)
 	secrets := map[string]bool{}
-	for _, v := range values.ExtraVolumes {
-		if v.Secret != nil {
-			secrets[v.Name] = true
+	for _, v := range gateways.Spec.Template.Spec.Volumes {
+		secrets[v.Name] = v.Secret != nil
+	}
+	collector := collectorOf(t, collectorPod(t, objs))
+	for _, key := range []string{"ca_file", "cert_file", "key_file"} {
+		path := shard.TLS[key]
+		volume := ""
+		for _, m := range collector.VolumeMounts {
+			if strings.HasPrefix(path, strings.TrimSuffix(m.MountPath, "/")+"/") {
+				volume = m.Name
+			}
+		}
+		if !secrets[volume] {
+			t.Errorf("tls::%s %q is not in a Secret the Collector mounts", key, path)
 		}
 	}
-	for _, key := range []string{"ca_file", "cert_file", "key_file"} {
-		path, _ := tls[key].(string)
-		if !secrets[mountedVolume(values.ExtraVolumeMounts, path)] {
-			t.Errorf("tls::%s %q is not in a mounted Secret", key, path)
-		}
+	if want := name + "." + namespace + ".svc"; shard.TLS["server_name_override"] != want {
+		t.Errorf("tls::server_name_override %q, want %q, the name the consumers' certificate holds", shard.TLS["server_name_override"], want)
 	}
 }
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }
 
 // writeSelfSignedTLS writes tls.crt, tls.key and ca.crt (the certificate
 // itself) as a kubernetes.io/tls Secret with a CA would hold them.
@@ -193,43 +168,4 @@ func writeSelfSignedTLS(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// readManifests decodes every YAML document of the files.
-func readManifests(t *testing.T, paths ...string) []map[string]any {
-	t.Helper()
-	var docs []map[string]any
-	for _, path := range paths {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dec := yaml.NewDecoder(bytes.NewReader(b))
-		for {
-			var doc map[string]any
-			if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
-			docs = append(docs, doc)
-		}
-	}
-	return docs
-}
-
-// findManifest returns the one document of kind (named name, when given).
-func findManifest(t *testing.T, docs []map[string]any, kind, name string) map[string]any {
-	t.Helper()
-	var found []map[string]any
-	for _, d := range docs {
-		meta, _ := d["metadata"].(map[string]any)
-		if d["kind"] == kind && (name == "" || meta["name"] == name) {
-			found = append(found, d)
-		}
-	}
-	if len(found) != 1 {
-		t.Fatalf("%d manifests of kind %s named %q, want 1", len(found), kind, name)
-	}
-	return found[0]
 }

@@ -11,225 +11,303 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/otelcol-sdp/otelcol-sdp/test/testbin"
 )
 
-// helmValues is the part of deploy/helm/values.yaml the test reads.
-type helmValues struct {
-	Mode    string `yaml:"mode"`
-	Command struct {
-		Name string `yaml:"name"`
-	} `yaml:"command"`
-	Image struct {
-		Repository string `yaml:"repository"`
-		Tag        string `yaml:"tag"`
-		PullPolicy string `yaml:"pullPolicy"`
-	} `yaml:"image"`
-	Config                        map[string]any       `yaml:"config"`
-	PodSecurityContext            securityContext      `yaml:"podSecurityContext"`
-	SecurityContext               securityContext      `yaml:"securityContext"`
-	TerminationGracePeriodSeconds int                  `yaml:"terminationGracePeriodSeconds"`
-	Ports                         map[string]chartPort `yaml:"ports"`
-	InitContainers                []container          `yaml:"initContainers"`
-	ExtraContainers               []container          `yaml:"extraContainers"`
-	ExtraVolumes                  []struct {
-		Name     string `yaml:"name"`
-		EmptyDir *struct {
-			Medium string `yaml:"medium"`
-		} `yaml:"emptyDir"`
-	} `yaml:"extraVolumes"`
-	ExtraVolumeMounts []volumeMount `yaml:"extraVolumeMounts"`
+// collectorContainer is the name the chart gives the Collector's container.
+const collectorContainer = "opentelemetry-collector"
+
+// TestHelmLintStrict runs `helm lint --strict` on every documented release,
+// with its values as shipped and with its install line's --set flags.
+func TestHelmLintStrict(t *testing.T) {
+	chart, root := helmChart(t), testbin.RepoRoot(t)
+	for _, r := range helmReleases() {
+		t.Run(r.name, func(t *testing.T) {
+			shipped := r
+			shipped.sets = slices.DeleteFunc(slices.Clone(r.sets), func(s string) bool { return slices.Contains(installSets, s) })
+			for _, rel := range []helmRelease{shipped, r} {
+				args := append([]string{"lint", "--strict", chart, "--namespace", r.namespace}, rel.helmArgs(root)...)
+				if _, err := runHelm(t, args...); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
 }
 
-// container is a Kubernetes container as the values write it.
-type container struct {
-	Name            string          `yaml:"name"`
-	Image           string          `yaml:"image"`
-	ImagePullPolicy string          `yaml:"imagePullPolicy"`
-	RestartPolicy   string          `yaml:"restartPolicy"`
-	Command         []string        `yaml:"command"`
-	Args            []string        `yaml:"args"`
-	VolumeMounts    []volumeMount   `yaml:"volumeMounts"`
-	SecurityContext securityContext `yaml:"securityContext"`
-}
-
-// securityContext holds the fields of a pod's or container's security
-// context that the "restricted" Pod Security Standard constrains.
-type securityContext struct {
-	RunAsNonRoot             *bool  `yaml:"runAsNonRoot"`
-	RunAsUser                *int64 `yaml:"runAsUser"`
-	AllowPrivilegeEscalation *bool  `yaml:"allowPrivilegeEscalation"`
-	ReadOnlyRootFilesystem   *bool  `yaml:"readOnlyRootFilesystem"`
-	Privileged               *bool  `yaml:"privileged"`
-	Capabilities             struct {
-		Add  []string `yaml:"add"`
-		Drop []string `yaml:"drop"`
-	} `yaml:"capabilities"`
-	SeccompProfile struct {
-		Type string `yaml:"type"`
-	} `yaml:"seccompProfile"`
-}
-
-// chartPort is one entry of the chart's `ports` value.
-type chartPort struct {
-	Enabled       bool   `yaml:"enabled"`
-	ContainerPort int    `yaml:"containerPort"`
-	ServicePort   int    `yaml:"servicePort"`
-	Protocol      string `yaml:"protocol"`
-}
-
-type volumeMount struct {
-	Name      string `yaml:"name"`
-	MountPath string `yaml:"mountPath"`
-}
-
-// TestHelmValuesConfigValidates merges the values' `config` over the chart's
-// default configuration the way Helm merges values (maps merged key by key,
-// null deletes, lists replaced) and validates the result with the built
-// Collector, MY_POD_IP set as the chart sets it.
-func TestHelmValuesConfigValidates(t *testing.T) {
+// TestHelmRenderedConfigValidates validates the Collector configuration
+// the chart renders for every release (the chart's defaults merged with the
+// values, templates expanded) with the built otelcol-sdp, in the
+// environment the chart gives the pod and with the files its mounts hold.
+func TestHelmRenderedConfigValidates(t *testing.T) {
 	collector := testbin.Path(t, testbin.CollectorEnv)
-	root := testbin.RepoRoot(t)
-	values := readHelmValues(t, filepath.Join(root, "deploy", "helm", "values.yaml"))
-
-	var defaults map[string]any
-	readYAML(t, filepath.Join("testdata", "chart-default-config.yaml"), &defaults)
-	merged := mergeValues(defaults, values.Config)
-
-	// The chart refuses to render without health_check.
-	service, _ := merged["service"].(map[string]any)
-	extensions, _ := service["extensions"].([]any)
-	if !slices.Contains(extensions, any("health_check")) {
-		t.Errorf("config.service.extensions %v lacks health_check, which the chart requires", extensions)
-	}
-
-	b, err := yaml.Marshal(merged)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "relay.yaml")
-	if err := os.WriteFile(file, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(collector, "validate", "--config", file)
-	// The environment the chart's pod gives the Collector.
-	cmd.Env = append(os.Environ(), "MY_POD_IP=127.0.0.1", "OTEL_K8S_NODE_NAME=node-a",
-		"OTEL_K8S_NODE_IP=10.0.0.1", "OTEL_K8S_NAMESPACE=observability", "OTEL_K8S_POD_NAME=sdp-0",
-		"OTEL_K8S_POD_IP=127.0.0.1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("otelcol-sdp validate of the chart's configuration: %v\n%s\n--- merged configuration ---\n%s", err, out, b)
+	for _, r := range helmReleases() {
+		t.Run(r.name, func(t *testing.T) {
+			objs := renderRelease(t, r)
+			pod := collectorPod(t, objs)
+			mounts := newPodMounts(t, pod.pod.Spec)
+			config := mounts.rewrite(collectorOf(t, pod).VolumeMounts, relayConfig(t, objs))
+			file := filepath.Join(t.TempDir(), "relay.yaml")
+			if err := os.WriteFile(file, []byte(config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(collector, "validate", "--config", file)
+			cmd.Env = append(os.Environ(), "MY_POD_IP=127.0.0.1", "K8S_NODE_NAME=node-a", "K8S_NAMESPACE="+r.namespace, "K8S_POD_NAME=sdp-0")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("otelcol-sdp validate of the rendered configuration: %v\n%s\n--- configuration ---\n%s", err, out, config)
+			}
+		})
 	}
 }
 
-// TestHelmValuesWireTheSidecars checks the pod the values describe: the
-// chart runs the Collector at the path the Dockerfile puts it, and every
-// sdpshard endpoint is a unix socket in an in-memory emptyDir mounted in the
-// Collector and served by one sidecar container that mounts it too.
-func TestHelmValuesWireTheSidecars(t *testing.T) {
-	root := testbin.RepoRoot(t)
-	values := readHelmValues(t, filepath.Join(root, "deploy", "helm", "values.yaml"))
-
-	if values.Command.Name != "otelcol-sdp" {
-		t.Errorf("command.name = %q: the image has the Collector at /otelcol-sdp", values.Command.Name)
-	}
-	if !slices.Contains([]string{"deployment", "daemonset", "statefulset"}, values.Mode) {
-		t.Errorf("mode = %q, want deployment, daemonset or statefulset", values.Mode)
-	}
-	memoryVolumes := map[string]bool{}
-	for _, v := range values.ExtraVolumes {
-		if v.EmptyDir != nil && v.EmptyDir.Medium == "Memory" {
-			memoryVolumes[v.Name] = true
-		}
-	}
-	processors, _ := values.Config["processors"].(map[string]any)
-	sdpshard, _ := processors["sdpshard"].(map[string]any)
-	endpoints, _ := sdpshard["endpoints"].([]any)
-	if len(endpoints) == 0 {
-		t.Fatal("config.processors.sdpshard.endpoints is empty")
-	}
-	for _, e := range endpoints {
-		endpoint, _ := e.(string)
-		socket, ok := strings.CutPrefix(endpoint, "unix://")
-		if !ok {
-			t.Errorf("sdpshard endpoint %q is not a unix socket", endpoint)
-			continue
-		}
-		volume := mountedVolume(values.ExtraVolumeMounts, socket)
-		if !memoryVolumes[volume] {
-			t.Errorf("socket %s is not in an emptyDir with medium Memory mounted in the Collector (volume %q)", socket, volume)
-			continue
-		}
-		servers := 0
-		for _, c := range values.InitContainers {
-			listens := slices.Contains(c.Args, endpoint)
-			if listens && mountedVolume(c.VolumeMounts, socket) == volume {
-				servers++
-				if !slices.Equal(c.Command, []string{"/sdp-sidecar"}) {
-					t.Errorf("container %s runs %v: the image has the sidecar at /sdp-sidecar", c.Name, c.Command)
+// TestHelmSidecarsRunAsRendered starts every sdp-sidecar container of every
+// rendered pod with the built sdp-sidecar and exactly its rendered
+// arguments (paths moved into a directory per volume, listen ports onto
+// loopback): a flag the binary does not know, or a file it cannot find in
+// the container's mounts, fails here. Then every unix socket the rendered
+// Collector configuration sends to, read through the Collector's own
+// mounts, must be served by one of them: the sockets and volumes match.
+func TestHelmSidecarsRunAsRendered(t *testing.T) {
+	sidecar := testbin.Path(t, testbin.SidecarEnv)
+	for _, r := range helmReleases() {
+		t.Run(r.name, func(t *testing.T) {
+			objs := renderRelease(t, r)
+			started := 0
+			for _, w := range workloads(objs) {
+				mounts := newPodMounts(t, w.pod.Spec)
+				for _, c := range sdpSidecars(w.pod.Spec) {
+					args, listens := mounts.sidecarArgs(t, c)
+					p := testbin.Start(t, t.TempDir(), c.Name, sidecar, args, nil)
+					p.WaitReady(t, 15*time.Second, func() error { return dialAll(listens) })
+					t.Cleanup(func() { p.Stop(t, 10*time.Second) })
+					started++
 				}
-				// A native sidecar: started before the Collector and
-				// stopped only after it has exited, so the Collector's
-				// shutdown drain still reaches it.
-				if c.RestartPolicy != "Always" {
-					t.Errorf("sidecar %s has restartPolicy %q: want Always (a native sidecar, stopped after the Collector)", c.Name, c.RestartPolicy)
+				if hasContainer(w.pod.Spec, collectorContainer) {
+					collector := collectorOf(t, w)
+					for _, e := range sdpshardEndpoints(t, relayConfig(t, objs)) {
+						path, ok := strings.CutPrefix(e, "unix://")
+						if !ok {
+							continue
+						}
+						if err := dialAll([]string{"unix://" + mounts.path(t, collector.VolumeMounts, path)}); err != nil {
+							t.Errorf("sdpshard endpoint %s, through the Collector's mounts, reaches no sidecar: %v", e, err)
+						}
+					}
 				}
 			}
-		}
-		for _, c := range values.ExtraContainers {
-			if slices.Contains(c.Args, endpoint) {
-				t.Errorf("sidecar %s for %s is an extraContainer: Kubernetes may stop it before the Collector has drained; make it a native sidecar in initContainers", c.Name, endpoint)
+			if started == 0 {
+				t.Fatal("no sdp-sidecar container rendered")
 			}
-		}
-		if servers != 1 {
-			t.Errorf("%d native sidecar containers listen on %s with the socket volume mounted, want 1", servers, endpoint)
-		}
-	}
-	if values.TerminationGracePeriodSeconds < 10 {
-		t.Errorf("terminationGracePeriodSeconds = %d: too short for the Collector to drain to its sidecars", values.TerminationGracePeriodSeconds)
+		})
 	}
 }
 
-// mountedVolume returns the volume whose mount holds path, or "".
-func mountedVolume(mounts []volumeMount, path string) string {
-	for _, m := range mounts {
-		if strings.HasPrefix(path, strings.TrimSuffix(m.MountPath, "/")+"/") {
-			return m.Name
-		}
+// TestHelmSidecarsOutliveTheCollector checks the gateway pod's sidecars are
+// native sidecars (init containers with restartPolicy Always, stopped only
+// after the Collector has exited, so its shutdown drain reaches them), and
+// that the pod gives the drain time.
+func TestHelmSidecarsOutliveTheCollector(t *testing.T) {
+	for _, r := range helmReleases() {
+		t.Run(r.name, func(t *testing.T) {
+			pod := collectorPod(t, renderRelease(t, r)).pod.Spec
+			for _, c := range pod.Containers {
+				if c.Name != collectorContainer && slices.Equal(c.Command, []string{"/sdp-sidecar"}) {
+					t.Errorf("sidecar %s is a plain container: Kubernetes may stop it before the Collector has drained", c.Name)
+				}
+			}
+			for _, c := range pod.InitContainers {
+				if slices.Equal(c.Command, []string{"/sdp-sidecar"}) && (c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways) {
+					t.Errorf("sidecar %s is not a native sidecar (restartPolicy Always)", c.Name)
+				}
+			}
+			if g := pod.TerminationGracePeriodSeconds; g == nil || *g < 10 {
+				t.Errorf("terminationGracePeriodSeconds %v: too short for the Collector to drain", g)
+			}
+		})
 	}
-	return ""
 }
 
-// mergeValues merges src over dst like Helm merges values: maps key by key,
-// a null in src deletes the key, anything else in src replaces dst's value.
-func mergeValues(dst, src map[string]any) map[string]any {
-	out := make(map[string]any, len(dst))
-	for k, v := range dst {
-		out[k] = v
+// TestHelmImagesFollowTheValues checks that every container the releases
+// render runs the one image the values name, as the chart builds the
+// Collector's: the install line's repository and tag (the distribution's
+// version), global.imageRegistry, image.digest; and that an empty tag,
+// which would make the chart run its own upstream Collector version,
+// refuses to render.
+func TestHelmImagesFollowTheValues(t *testing.T) {
+	version := distVersion(t)
+	for _, r := range helmReleases() {
+		t.Run(r.name, func(t *testing.T) {
+			if !slices.Contains(r.sets, "image.tag="+version) {
+				t.Errorf("the install line sets %v, not image.tag=%s (builder-config.yaml's dist.version)", r.sets, version)
+			}
+			for _, c := range []struct {
+				sets []string
+				want string
+			}{
+				{nil, "registry.example/otelcol-sdp:0.1.0"},
+				{[]string{"global.imageRegistry=mirror.example"}, "mirror.example/registry.example/otelcol-sdp:0.1.0"},
+				{[]string{"image.digest=sha256:0123"}, "registry.example/otelcol-sdp@sha256:0123"},
+			} {
+				images := 0
+				for _, w := range workloads(renderRelease(t, r, c.sets...)) {
+					for _, ctr := range slices.Concat(w.pod.Spec.InitContainers, w.pod.Spec.Containers) {
+						images++
+						if ctr.Image != c.want {
+							t.Errorf("%v: %s %s container %s runs %q, want %q", c.sets, w.kind, w.name, ctr.Name, ctr.Image, c.want)
+						}
+					}
+				}
+				if images < 2 {
+					t.Errorf("%v: %d containers rendered, want the Collector and its SDP consumers", c.sets, images)
+				}
+			}
+			chart, root := helmChart(t), testbin.RepoRoot(t)
+			_, err := runHelm(t, append([]string{"template", r.release, chart}, r.helmArgs(root, "image.tag=")...)...)
+			if err == nil || !strings.Contains(err.Error(), "image.tag must be the otelcol-sdp version") {
+				t.Errorf("an empty image.tag rendered, or failed without naming image.tag: %v", err)
+			}
+		})
 	}
-	for k, v := range src {
-		if v == nil {
-			delete(out, k)
-			continue
-		}
-		srcMap, srcIsMap := v.(map[string]any)
-		dstMap, dstIsMap := out[k].(map[string]any)
-		if srcIsMap && dstIsMap {
-			out[k] = mergeValues(dstMap, srcMap)
-			continue
-		}
-		out[k] = v
-	}
-	return out
 }
 
-func readHelmValues(t *testing.T, path string) helmValues {
+// TestHelmMetricsPortIsDeclared checks that the Collector's own metrics,
+// which hold wirecount's and sdpshard's counters, are served on a declared
+// container port that a Service or PodMonitor can scrape.
+func TestHelmMetricsPortIsDeclared(t *testing.T) {
+	for _, r := range helmReleases() {
+		t.Run(r.name, func(t *testing.T) {
+			objs := renderRelease(t, r)
+			var config map[string]any
+			if err := yaml.Unmarshal([]byte(relayConfig(t, objs)), &config); err != nil {
+				t.Fatal(err)
+			}
+			port := prometheusReaderPort(config)
+			if port == 0 {
+				t.Fatal("the rendered configuration serves no Prometheus metrics endpoint")
+			}
+			collector := collectorOf(t, collectorPod(t, objs))
+			if !slices.ContainsFunc(collector.Ports, func(p corev1.ContainerPort) bool { return int(p.ContainerPort) == port }) {
+				t.Errorf("the metrics port %d is not a container port of the Collector (ports %v)", port, collector.Ports)
+			}
+		})
+	}
+}
+
+// prometheusReaderPort returns the port of the first pull Prometheus reader
+// of service.telemetry.metrics, or 0.
+func prometheusReaderPort(config map[string]any) int {
+	service, _ := config["service"].(map[string]any)
+	telemetry, _ := service["telemetry"].(map[string]any)
+	metrics, _ := telemetry["metrics"].(map[string]any)
+	readers, _ := metrics["readers"].([]any)
+	for _, r := range readers {
+		reader, _ := r.(map[string]any)
+		pull, _ := reader["pull"].(map[string]any)
+		exporter, _ := pull["exporter"].(map[string]any)
+		prom, _ := exporter["prometheus"].(map[string]any)
+		if port, ok := prom["port"].(int); ok {
+			return port
+		}
+	}
+	return 0
+}
+
+// collectorPod returns the one rendered workload that runs the Collector.
+func collectorPod(t *testing.T, objs []runtime.Object) workload {
 	t.Helper()
-	var v helmValues
-	readYAML(t, path, &v)
-	return v
+	var found []workload
+	for _, w := range workloads(objs) {
+		if hasContainer(w.pod.Spec, collectorContainer) {
+			found = append(found, w)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d rendered workloads run the Collector, want 1", len(found))
+	}
+	return found[0]
+}
+
+// collectorOf returns the Collector's container of w.
+func collectorOf(t *testing.T, w workload) corev1.Container {
+	t.Helper()
+	for _, c := range w.pod.Spec.Containers {
+		if c.Name == collectorContainer {
+			return c
+		}
+	}
+	t.Fatalf("%s %s has no %s container", w.kind, w.name, collectorContainer)
+	return corev1.Container{}
+}
+
+func hasContainer(pod corev1.PodSpec, name string) bool {
+	return slices.ContainsFunc(pod.Containers, func(c corev1.Container) bool { return c.Name == name })
+}
+
+// sdpSidecars returns the containers of pod that run /sdp-sidecar.
+func sdpSidecars(pod corev1.PodSpec) []corev1.Container {
+	var cs []corev1.Container
+	for _, c := range slices.Concat(pod.InitContainers, pod.Containers) {
+		if slices.Equal(c.Command, []string{"/sdp-sidecar"}) {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+// relayConfig returns the Collector configuration the chart rendered: the
+// `relay` key of its ConfigMap.
+func relayConfig(t *testing.T, objs []runtime.Object) string {
+	t.Helper()
+	var configs []string
+	for _, o := range objs {
+		if cm, ok := o.(*corev1.ConfigMap); ok {
+			if relay, ok := cm.Data["relay"]; ok {
+				configs = append(configs, relay)
+			}
+		}
+	}
+	if len(configs) != 1 {
+		t.Fatalf("%d rendered ConfigMaps hold a relay configuration, want 1", len(configs))
+	}
+	return configs[0]
+}
+
+// sdpshardEndpoints returns processors.sdpshard.endpoints of config.
+func sdpshardEndpoints(t *testing.T, config string) []string {
+	t.Helper()
+	var c struct {
+		Processors struct {
+			Sdpshard struct {
+				Endpoints []string `yaml:"endpoints"`
+			} `yaml:"sdpshard"`
+		} `yaml:"processors"`
+	}
+	if err := yaml.Unmarshal([]byte(config), &c); err != nil {
+		t.Fatal(err)
+	}
+	return c.Processors.Sdpshard.Endpoints
+}
+
+// distVersion returns dist.version of builder-config.yaml: the version of
+// the otelcol-sdp distribution, and the tag of its image.
+func distVersion(t *testing.T) string {
+	t.Helper()
+	var manifest struct {
+		Dist struct {
+			Version string `yaml:"version"`
+		} `yaml:"dist"`
+	}
+	readYAML(t, filepath.Join(testbin.RepoRoot(t), "builder-config.yaml"), &manifest)
+	if manifest.Dist.Version == "" {
+		t.Fatal("builder-config.yaml has no dist.version")
+	}
+	return manifest.Dist.Version
 }
 
 func readYAML(t *testing.T, path string, v any) {
