@@ -66,13 +66,20 @@ func (g *grpcStage) release(k *kept) {
 // share of the stage's CPU.
 type sizeClassPool struct {
 	classes bufpool.Pool
+	// out counts the buffers handed out and not yet put back, so that a
+	// test can tell that every buffer taken comes back (release frees it).
+	out atomic.Int64
 }
 
 // Get boxes the buffer, as mem.BufferPool wants: one small allocation per
 // kept request.
 func (p *sizeClassPool) Get(n int) *[]byte {
+	p.out.Add(1)
 	b := p.classes.Get(n)
 	return &b
 }
 
-func (p *sizeClassPool) Put(b *[]byte) { p.classes.Put(*b) }
+func (p *sizeClassPool) Put(b *[]byte) {
+	p.out.Add(-1)
+	p.classes.Put(*b)
+}
