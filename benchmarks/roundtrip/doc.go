@@ -17,7 +17,7 @@
 //
 // Read its figures as a ping-pong with nothing else running: in isolation
 // shared memory costs several times less than the socket, but carried into
-// the Collector and its sidecars (a prototype measured in RESULTS.md, issue
-// 17's sixth pass) it saved nothing, because each request still has to wake
-// the other process.
+// the Collector and its sidecars (a prototype, measured end to end in
+// RESULTS.md, "One round trip between two processes") it saved nothing,
+// because each request still has to wake the other process.
 package roundtrip
