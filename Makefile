@@ -367,6 +367,38 @@ bench-e2e-sweep: build $(OCB_STAMP)
 	echo "bench-e2e-sweep: $(BENCH_E2E_SWEEP_DIR)/sweep.md, $(BENCH_E2E_SWEEP_CHARTS)/*.png"; \
 	exit $$status
 
+## mutation: mutation testing (gremlins) of otlpwire, sdp (with sdp/transport) and internal/shard; reports in ./.tools/mutation (not part of make test: it takes long)
+# One gremlins run per directory, one after another: each writes
+# NAME.txt (every mutant and the totals: test efficacy, mutator coverage)
+# and NAME.json into MUTATION_REPORTS, which is not tracked.
+# MUTATION_ARGS passes flags, e.g. --threshold-efficacy 95
+# --threshold-mcover 90 to fail below those figures; MUTATION_DIRS narrows
+# the run. The defaults suit a shared machine: one worker, and a timeout
+# coefficient that keeps slow, loaded test runs from counting as timeouts.
+# Not --test-cpu: gremlins v0.6.0 hands `-cpu N` to the test binary as one
+# argument, which the binary refuses, so every mutant would count as killed.
+GREMLINS_VERSION := v0.6.0
+GREMLINS := $(TOOLS_BIN)/gremlins
+GREMLINS_STAMP := $(TOOLS)/stamps/gremlins-$(GREMLINS_VERSION)
+MUTATION_DIRS ?= otlpwire sdp internal/shard
+MUTATION_REPORTS := $(TOOLS)/mutation
+MUTATION_ARGS ?= --workers 1 --timeout-coefficient 10
+
+$(GREMLINS_STAMP):
+	GOBIN=$(TOOLS_BIN) $(GO) install github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)
+	@mkdir -p $(@D) && touch $@
+
+.PHONY: mutation
+mutation: $(GREMLINS_STAMP)
+	@mkdir -p $(MUTATION_REPORTS)
+	@status=0; for d in $(MUTATION_DIRS); do \
+		name=$$(echo $$d | tr / -); \
+		echo "mutation: gremlins unleash in $$d -> $(MUTATION_REPORTS)/$$name.{txt,json}"; \
+		(cd $$d && $(GREMLINS) unleash $(MUTATION_ARGS) -o $(MUTATION_REPORTS)/$$name.json .) \
+			> $(MUTATION_REPORTS)/$$name.txt 2>&1 || status=1; \
+		grep -E '^(Killed|Mutator coverage|Test efficacy|Timed out|Not covered)' $(MUTATION_REPORTS)/$$name.txt || tail -n 5 $(MUTATION_REPORTS)/$$name.txt; \
+	done; exit $$status
+
 ## demo: build everything, start two sidecars and the Collector, send traces, metrics and logs, print the report
 # DEMO_ARGS adds flags, e.g. DEMO_ARGS='-report demo-report.txt' writes the table to a file.
 DEMO_ARGS ?=
