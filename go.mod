@@ -13,6 +13,7 @@ require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatautil v0.161.0
 	github.com/otelcol-sdp/otelcol-sdp/otlpwire v0.1.0
 	github.com/otelcol-sdp/otelcol-sdp/sdp v0.1.0
+	github.com/prometheus/procfs v0.22.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/collector/component v1.71.0
 	go.opentelemetry.io/collector/component/componentstatus v0.165.0
