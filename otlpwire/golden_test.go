@@ -36,14 +36,15 @@ type goldenVector struct {
 }
 
 type gvResource struct {
-	Items      int        `json:"items"`
-	Dropped    uint32     `json:"droppedAttributesCount"`
-	SchemaURL  string     `json:"schemaUrl"`
-	Attributes []gvAttr   `json:"attributes"`
-	Lookups    []gvLookup `json:"lookups"`
-	Scopes     []gvScope  `json:"scopes"`
-	ItemKeys   []string   `json:"itemKeys"`
-	MinChunk   int        `json:"minChunk"`
+	Items       int        `json:"items"`
+	Dropped     uint32     `json:"droppedAttributesCount"`
+	SchemaURL   string     `json:"schemaUrl"`
+	Attributes  []gvAttr   `json:"attributes"`
+	Lookups     []gvLookup `json:"lookups"`
+	Scopes      []gvScope  `json:"scopes"`
+	ItemKeys    []string   `json:"itemKeys"`
+	ItemDetails []string   `json:"itemDetails"`
+	MinChunk    int        `json:"minChunk"`
 }
 
 type gvScope struct {

@@ -83,6 +83,9 @@ type (
 		// ItemKeys identify the items in order: scope name, then the span
 		// name, the log body's text, or the metric name, type and point time.
 		ItemKeys []string `json:"itemKeys"`
+		// ItemDetails hold the fields of each item, in the format of
+		// details.go.
+		ItemDetails []string `json:"itemDetails"`
 		// MinChunk is the size of the largest request holding the resource
 		// with a single one of its items (0: not computed for this vector).
 		MinChunk int `json:"minChunk"`
@@ -195,6 +198,7 @@ func decode(sig string, b []byte) (decoded, error) {
 				r.addScope(ss.Scope(), ss.Spans().Len())
 				for _, sp := range ss.Spans().All() {
 					r.ItemKeys = append(r.ItemKeys, ss.Scope().Name()+"/"+sp.Name())
+					r.ItemDetails = append(r.ItemDetails, spanDetail(sp))
 				}
 			}
 			d.resources = append(d.resources, r)
@@ -216,6 +220,7 @@ func decode(sig string, b []byte) (decoded, error) {
 						r.ItemKeys = append(r.ItemKeys, fmt.Sprintf("%s/%s/%s/%d", sm.Scope().Name(), m.Name(), m.Type(), t))
 						n++
 					}
+					r.ItemDetails = append(r.ItemDetails, pointDetails(m)...)
 				}
 				r.addScope(sm.Scope(), n)
 			}
@@ -235,6 +240,7 @@ func decode(sig string, b []byte) (decoded, error) {
 				r.addScope(sl.Scope(), sl.LogRecords().Len())
 				for _, lr := range sl.LogRecords().All() {
 					r.ItemKeys = append(r.ItemKeys, sl.Scope().Name()+"/"+lr.Body().AsString())
+					r.ItemDetails = append(r.ItemDetails, logDetail(lr))
 				}
 			}
 			d.resources = append(d.resources, r)
@@ -277,12 +283,13 @@ var probeKeys = []string{"missing.key", ""}
 
 func newResource(res pcommon.Resource, schemaURL string) resource {
 	r := resource{
-		Dropped:    res.DroppedAttributesCount(),
-		SchemaURL:  schemaURL,
-		Attributes: attrs(res.Attributes()),
-		ItemKeys:   []string{},
-		Scopes:     []scope{},
-		Lookups:    []lookup{},
+		Dropped:     res.DroppedAttributesCount(),
+		SchemaURL:   schemaURL,
+		Attributes:  attrs(res.Attributes()),
+		ItemKeys:    []string{},
+		ItemDetails: []string{},
+		Scopes:      []scope{},
+		Lookups:     []lookup{},
 	}
 	seen := map[string]bool{}
 	for _, k := range append(keys(res.Attributes()), probeKeys...) {
