@@ -46,6 +46,13 @@ type Config struct {
 	DNS configoptional.Optional[DNSConfig] `mapstructure:"dns"`
 	// K8s watches the EndpointSlices of a Kubernetes Service.
 	K8s configoptional.Optional[K8sConfig] `mapstructure:"k8s"`
+	// KeepLastOnEmpty makes an answer that lists no member (a DNS name
+	// that does not exist or has no records, a Service without ready
+	// endpoints) keep the last list instead of emptying the fleet. By
+	// default an empty answer empties the fleet, and batches are refused
+	// as retryable (reason no_members) until a member appears: the fleet
+	// is what the source says. Not used by static, which is never empty.
+	KeepLastOnEmpty bool `mapstructure:"keep_last_on_empty"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -101,8 +108,13 @@ type K8sConfig struct {
 	// Service is "name.namespace" of the Service whose EndpointSlices list
 	// the members; a bare "name" means namespace "default".
 	Service string `mapstructure:"service"`
-	// Port is the TCP port dialled on every endpoint's address.
+	// Port is the TCP port dialled on every endpoint's address. Set Port
+	// or PortName, not both.
 	Port int `mapstructure:"port"`
+	// PortName names the Service's port to dial, for a Service with
+	// several ports: each EndpointSlice says which number it has. An
+	// EndpointSlice without a port of that name contributes no member.
+	PortName string `mapstructure:"port_name"`
 	// Timeout bounds how long Start waits for the first list of
 	// EndpointSlices (default 10s); when it passes, the list arrives later.
 	Timeout time.Duration `mapstructure:"timeout"`
@@ -126,6 +138,9 @@ func (c *Config) Validate() error {
 	if k := c.K8s.Get(); k != nil {
 		set = append(set, "k8s")
 		errs = append(errs, k.validate()...)
+	}
+	if c.KeepLastOnEmpty && c.Static.HasValue() {
+		errs = append(errs, errors.New("keep_last_on_empty: not used with static, whose list is never empty"))
 	}
 	switch len(set) {
 	case 0:
@@ -195,8 +210,12 @@ func (k *K8sConfig) validate() []error {
 	if name == "" || namespace == "" || strings.Contains(namespace, ".") {
 		errs = append(errs, fmt.Errorf(`k8s: service: %q is not "name.namespace"`, k.Service))
 	}
-	if k.Port <= 0 || k.Port > 65535 {
-		errs = append(errs, fmt.Errorf("k8s: port: %d is not a TCP port (1 to 65535)", k.Port))
+	switch {
+	case k.PortName != "" && k.Port != 0:
+		errs = append(errs, errors.New("k8s: port and port_name: set one, not both"))
+	case k.PortName != "":
+	case k.Port <= 0 || k.Port > 65535:
+		errs = append(errs, fmt.Errorf("k8s: port: %d is not a TCP port (1 to 65535); or name the Service's port with port_name", k.Port))
 	}
 	if k.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("k8s: timeout: must be positive, got %s", k.Timeout))

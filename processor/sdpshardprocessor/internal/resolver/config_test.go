@@ -102,6 +102,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"k8s service no namespace", map[string]any{"k8s": map[string]any{"service": "consumers.", "port": 1}}, []string{`resolver: k8s: service: "consumers." is not "name.namespace"`}},
 		{"k8s port", map[string]any{"k8s": map[string]any{"service": "consumers.sdp"}}, []string{"resolver: k8s: port: 0 is not a TCP port (1 to 65535)"}},
 		{"k8s timeout", map[string]any{"k8s": map[string]any{"service": "consumers.sdp", "port": 1, "timeout": "-1s"}}, []string{"resolver: k8s: timeout: must be positive, got -1s"}},
+		{"k8s port and name", map[string]any{"k8s": map[string]any{"service": "consumers.sdp", "port": 1, "port_name": "sdp"}}, []string{"resolver: k8s: port and port_name: set one, not both"}},
+		{"keep with static", map[string]any{"static": map[string]any{"endpoints": []any{"tcp://a:1"}}, "keep_last_on_empty": true}, []string{"resolver: keep_last_on_empty: not used with static"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := load(t, map[string]any{"resolver": tc.resolver})
@@ -119,6 +121,8 @@ func TestValidateAcceptsDefaults(t *testing.T) {
 		{DNS: configoptional.Some(DNSConfig{Hostname: "consumers.sdp", Port: 4319})},
 		{DNS: configoptional.Some(DNSConfig{Hostname: "_sdp._tcp.consumers.sdp", Record: RecordSRV, Server: "[::1]:53"})},
 		{K8s: configoptional.Some(K8sConfig{Service: "consumers", Port: 4319})},
+		{K8s: configoptional.Some(K8sConfig{Service: "consumers", PortName: "sdp"}), KeepLastOnEmpty: true},
+		{DNS: configoptional.Some(DNSConfig{Hostname: "consumers.sdp", Port: 4319}), KeepLastOnEmpty: true},
 	} {
 		assert.NoError(t, cfg.Validate())
 	}

@@ -18,10 +18,6 @@ import (
 	"go.uber.org/zap"
 )
 
-// errNoMember is the error of a resolution that found no member: it keeps
-// the last list like any other error rather than empty the fleet.
-var errNoMember = errors.New("no address")
-
 // srvLookupParallelism bounds the address lookups of SRV targets in flight.
 const srvLookupParallelism = 8
 
@@ -37,7 +33,17 @@ type dnsResolver struct {
 	done   chan struct{}
 	// openConns counts the queries' connections not yet closed.
 	openConns atomic.Int64
+
+	// lastAddrs are the last answers of the A (0) and AAAA (1) lookups
+	// that succeeded, used while the other family's lookup fails; degraded
+	// says the last resolution used one. Owned by resolveOnce's caller.
+	lastAddrs [2][]netip.Addr
+	degraded  bool
 }
+
+// addressFamilies are the networks of the A and AAAA lookups, with the
+// record types they ask for.
+var addressFamilies = [2]struct{ network, record string }{{"ip4", "A"}, {"ip6", "AAAA"}}
 
 func newDNS(cfg DNSConfig, set Settings) *dnsResolver {
 	if cfg.Record == "" {
@@ -54,8 +60,8 @@ func newDNS(cfg DNSConfig, set Settings) *dnsResolver {
 		logger: set.Logger,
 		errs:   errorLog{logger: set.Logger, onError: set.OnError, now: time.Now},
 	}
-	// StrictErrors makes a failed AAAA query fail the lookup instead of
-	// answering with the A records alone, which would look like a change.
+	// A and AAAA are asked separately (resolveA), so that one failing
+	// family keeps its last answer while the other still updates.
 	r.lookup = &net.Resolver{StrictErrors: true, PreferGo: cfg.Server != "", Dial: r.dial}
 	return r
 }
@@ -120,6 +126,10 @@ func (c *abandonableConn) Close() error {
 // Start resolves once, within the timeout, and then every interval.
 func (r *dnsResolver) Start(_ context.Context, update func([]Member)) error {
 	r.pub.update = update
+	if r.cfg.Record == RecordA {
+		r.logger.Warn("The dns resolver with record a identifies members by their addresses: a new consumer on a departed one's address takes over its keys and the frames it had not acknowledged. Use record srv, or the k8s resolver with a StatefulSet, for identities that outlive an address.",
+			zap.String("hostname", r.cfg.Hostname))
+	}
 	// The loop outlives Start's context, which only bounds starting.
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
@@ -186,28 +196,66 @@ func (r *dnsResolver) resolveOnce(ctx context.Context) {
 		r.errs.failed(err)
 		return
 	}
-	r.errs.succeeded()
+	if !r.degraded {
+		r.errs.succeeded()
+	}
 	if r.pub.publish(members) {
 		r.logger.Debug("DNS members changed", zap.String("hostname", r.cfg.Hostname), zap.String("members", describe(members)))
 	}
 }
 
-// resolveA lists every A and AAAA address of the hostname as a member.
+// resolveA lists every A and AAAA address of the hostname as a member. The
+// two families are asked separately: when one lookup fails and the other
+// answers, the failed family's last answer stands in for it and the error
+// is reported, so a broken AAAA server neither stops the list updating nor
+// looks like its members leaving. A name or record type that does not exist
+// is an answer with no address.
 func (r *dnsResolver) resolveA(ctx context.Context) ([]Member, error) {
-	addrs, err := r.lookup.LookupNetIP(ctx, "ip", r.cfg.Hostname)
-	if err != nil {
-		return nil, fmt.Errorf("dns: looking up %s: %w", r.cfg.Hostname, err)
+	var addrs [2][]netip.Addr
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, family := range addressFamilies {
+		wg.Go(func() { addrs[i], errs[i] = r.lookupFamily(ctx, family.network) })
 	}
-	if len(addrs) == 0 {
-		return nil, fmt.Errorf("dns: looking up %s: %w", r.cfg.Hostname, errNoMember)
+	wg.Wait()
+	if errs[0] != nil && errs[1] != nil {
+		return nil, fmt.Errorf("dns: looking up %s: %w", r.cfg.Hostname, errors.Join(errs[0], errs[1]))
+	}
+	r.degraded = false
+	for i, family := range addressFamilies {
+		if errs[i] != nil {
+			addrs[i] = r.lastAddrs[i]
+			r.degraded = true
+			r.errs.failed(fmt.Errorf("dns: looking up the %s records of %s, keeping their last answer (%d addresses): %w",
+				family.record, r.cfg.Hostname, len(addrs[i]), errs[i]))
+			continue
+		}
+		r.lastAddrs[i] = addrs[i]
 	}
 	port := strconv.Itoa(r.cfg.Port)
-	members := make([]Member, 0, len(addrs))
-	for _, addr := range addrs {
+	members := make([]Member, 0, len(addrs[0])+len(addrs[1]))
+	for _, addr := range slices.Concat(addrs[0], addrs[1]) {
 		endpoint := "tcp://" + net.JoinHostPort(addr.Unmap().String(), port)
 		members = append(members, Member{ID: endpoint, Endpoint: endpoint})
 	}
 	return members, nil
+}
+
+// lookupFamily asks for the addresses of one family ("ip4" or "ip6"); a
+// name without such records is an empty answer, not an error.
+func (r *dnsResolver) lookupFamily(ctx context.Context, network string) ([]netip.Addr, error) {
+	addrs, err := r.lookup.LookupNetIP(ctx, network, r.cfg.Hostname)
+	if isNotFound(err) {
+		return nil, nil
+	}
+	return addrs, err
+}
+
+// isNotFound tells an answer that the name or its records do not exist
+// (NXDOMAIN, or no records of the type) from a failure to get an answer.
+func isNotFound(err error) bool {
+	var dnsErr *net.DNSError
+	return errors.As(err, &dnsErr) && dnsErr.IsNotFound
 }
 
 // resolveSRV lists every target of the hostname's SRV records as a member,
@@ -215,6 +263,9 @@ func (r *dnsResolver) resolveA(ctx context.Context) ([]Member, error) {
 // other failure fails the whole resolution.
 func (r *dnsResolver) resolveSRV(ctx context.Context) ([]Member, error) {
 	_, records, err := r.lookup.LookupSRV(ctx, "", "", r.cfg.Hostname)
+	if isNotFound(err) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("dns: looking up SRV %s: %w", r.cfg.Hostname, err)
 	}
@@ -233,11 +284,7 @@ func (r *dnsResolver) resolveSRV(ctx context.Context) ([]Member, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	members = slices.DeleteFunc(members, func(m Member) bool { return m.ID == "" })
-	if len(members) == 0 {
-		return nil, fmt.Errorf("dns: looking up SRV %s: %w", r.cfg.Hostname, errNoMember)
-	}
-	return members, nil
+	return slices.DeleteFunc(members, func(m Member) bool { return m.ID == "" }), nil
 }
 
 // resolveTarget finds the address of one SRV target; a target that does
@@ -245,8 +292,7 @@ func (r *dnsResolver) resolveSRV(ctx context.Context) ([]Member, error) {
 func (r *dnsResolver) resolveTarget(ctx context.Context, target string, port uint16) (Member, error) {
 	addrs, err := r.lookup.LookupNetIP(ctx, "ip", target)
 	if err != nil {
-		var dnsErr *net.DNSError
-		if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		if isNotFound(err) {
 			r.logger.Debug("SRV target has no address; leaving it out", zap.String("target", target))
 			return Member{}, nil
 		}

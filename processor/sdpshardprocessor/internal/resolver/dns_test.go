@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 const fleetName = "consumers.fleet.test."
@@ -140,12 +142,9 @@ func TestDNSSRVUsesTargetsAsIDs(t *testing.T) {
 	server.set(t, srv, srv+" 5 IN SRV 0 0 4320 consumer-1.fleet.test.")
 	assert.Equal(t, members("consumer-1.fleet.test", "tcp://127.0.0.3:4320"), rec.next())
 
-	// Targets that all lack an address do not empty the fleet.
-	rec.drainErrors()
+	// Targets that all lack an address leave an empty fleet.
 	server.set(t, "consumer-1.fleet.test.")
-	assert.ErrorIs(t, rec.nextError(), errNoMember)
-	settle(t, server)
-	rec.noUpdate()
+	assert.Empty(t, rec.next())
 }
 
 func TestDNSErrorsKeepTheLastList(t *testing.T) {
@@ -155,8 +154,6 @@ func TestDNSErrorsKeepTheLastList(t *testing.T) {
 	}{
 		{"server failure", func(_ *testing.T, s *fakeDNS) { s.fail(dns.RcodeServerFailure, false) }},
 		{"refused", func(_ *testing.T, s *fakeDNS) { s.fail(dns.RcodeRefused, false) }},
-		{"name gone", func(t *testing.T, s *fakeDNS) { s.set(t, fleetName) }},
-		{"no address", func(t *testing.T, s *fakeDNS) { s.set(t, fleetName, fleetName+" 5 IN TXT nothing") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			server := startFakeDNS(t)
@@ -181,19 +178,88 @@ func TestDNSErrorsKeepTheLastList(t *testing.T) {
 	}
 }
 
-func TestDNSFailedAAAAKeepsTheLastList(t *testing.T) {
-	server := startFakeDNS(t)
-	server.set(t, fleetName, fleetName+" 5 IN A 127.0.0.2", fleetName+" 5 IN AAAA ::1")
-	rec := newRecorder(t)
-	rec.start(dnsConfig(server, nil), rec.settings())
-	assert.Equal(t, endpoints("tcp://127.0.0.2:4319", "tcp://[::1]:4319"), rec.next())
-	rec.drainErrors()
+func TestDNSEmptyAnswerEmptiesTheFleet(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		empty func(*testing.T, *fakeDNS)
+	}{
+		{"name gone", func(t *testing.T, s *fakeDNS) { s.set(t, fleetName) }},
+		{"no address", func(t *testing.T, s *fakeDNS) { s.set(t, fleetName, fleetName+" 5 IN TXT nothing") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, keep := range []bool{false, true} {
+				server := startFakeDNS(t)
+				server.set(t, fleetName, fleetName+" 5 IN A 127.0.0.2")
+				rec := newRecorder(t)
+				cfg := dnsConfig(server, nil)
+				cfg.KeepLastOnEmpty = keep
+				res := rec.start(cfg, rec.settings())
+				assert.Equal(t, endpoints("tcp://127.0.0.2:4319"), rec.next())
+				rec.drainErrors()
 
-	// The A records alone would look like ::1 leaving.
-	server.failOnly(dns.TypeAAAA, dns.RcodeServerFailure, false)
-	assert.ErrorContains(t, rec.nextError(), "dns: looking up "+fleetName)
-	settle(t, server)
-	rec.noUpdate()
+				tc.empty(t, server)
+				if keep {
+					settle(t, server)
+					rec.noUpdate()
+				} else {
+					assert.Empty(t, rec.next(), "an empty answer empties the fleet")
+				}
+				// An empty answer is an answer, not a failure.
+				select {
+				case err := <-rec.errs:
+					t.Errorf("keep_last_on_empty %v: an empty answer reported %v", keep, err)
+				default:
+				}
+
+				server.set(t, fleetName, fleetName+" 5 IN A 127.0.0.3")
+				assert.Equal(t, endpoints("tcp://127.0.0.3:4319"), rec.next())
+				rec.shutdown(res)
+			}
+		})
+	}
+}
+
+func TestDNSFailedFamilyKeepsItsLastAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		failing       uint16
+		change, after []string // the working family's new records; the list then
+	}{
+		{
+			failing: dns.TypeAAAA,
+			change:  []string{fleetName + " 5 IN A 127.0.0.3", fleetName + " 5 IN AAAA ::2"},
+			after:   []string{"tcp://127.0.0.3:4319", "tcp://[::1]:4319"},
+		},
+		{
+			failing: dns.TypeA,
+			change:  []string{fleetName + " 5 IN A 127.0.0.3", fleetName + " 5 IN AAAA ::2"},
+			after:   []string{"tcp://127.0.0.2:4319", "tcp://[::2]:4319"},
+		},
+	} {
+		t.Run(dns.TypeToString[tc.failing], func(t *testing.T) {
+			server := startFakeDNS(t)
+			server.set(t, fleetName, fleetName+" 5 IN A 127.0.0.2", fleetName+" 5 IN AAAA ::1")
+			rec := newRecorder(t)
+			rec.start(dnsConfig(server, nil), rec.settings())
+			assert.Equal(t, endpoints("tcp://127.0.0.2:4319", "tcp://[::1]:4319"), rec.next())
+			rec.drainErrors()
+
+			// The failing family's members do not leave, and the other
+			// family's changes still come through.
+			server.failOnly(tc.failing, dns.RcodeServerFailure, false)
+			assert.ErrorContains(t, rec.nextError(), "dns: looking up the "+dns.TypeToString[tc.failing]+" records of "+fleetName+", keeping their last answer (1 addresses)")
+			settle(t, server)
+			rec.noUpdate()
+			server.set(t, fleetName, tc.change...)
+			assert.Equal(t, endpoints(tc.after...), rec.next())
+
+			// Both failing: a failed resolution, the list stays.
+			server.fail(dns.RcodeServerFailure, false)
+			rec.drainErrors()
+			assert.ErrorContains(t, rec.nextError(), "dns: looking up "+fleetName)
+			settle(t, server)
+			rec.noUpdate()
+		})
+	}
 }
 
 func TestDNSTimeoutKeepsTheLastList(t *testing.T) {
@@ -270,4 +336,26 @@ func TestDNSShutdownBeforeStart(t *testing.T) {
 	res, err := New(Config{DNS: configoptional.Some(DNSConfig{Hostname: fleetName, Port: 1})}, Settings{})
 	require.NoError(t, err)
 	assert.NoError(t, res.Shutdown(context.Background()))
+}
+
+func TestDNSAddressIdentityIsWarned(t *testing.T) {
+	for _, record := range []RecordType{RecordA, RecordSRV} {
+		core, logs := observer.New(zap.WarnLevel)
+		server := startFakeDNS(t)
+		cfg := dnsConfig(server, func(d *DNSConfig) {
+			if d.Record = record; record == RecordSRV {
+				d.Port = 0
+			}
+		})
+		rec := newRecorder(t)
+		set := rec.settings()
+		set.Logger = zap.New(core)
+		rec.shutdown(rec.start(cfg, set))
+		warned := logs.FilterMessageSnippet("identifies members by their addresses").Len()
+		if record == RecordA {
+			assert.Equal(t, 1, warned, "record a")
+		} else {
+			assert.Zero(t, warned, "record srv")
+		}
+	}
 }

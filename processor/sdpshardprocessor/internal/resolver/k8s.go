@@ -37,6 +37,10 @@ type k8sResolver struct {
 	errs      errorLog
 	pub       publisher
 
+	// addressIDWarned is set once a member identified only by its address
+	// has been logged.
+	addressIDWarned bool
+
 	informer cache.SharedIndexInformer
 	// changed wakes the publishing loop; one pending signal covers any
 	// number of events, since the loop reads the whole store.
@@ -88,8 +92,9 @@ func (r *k8sResolver) Start(startCtx context.Context, update func([]Member)) err
 		},
 	}, r.client)
 	r.informer = cache.NewSharedIndexInformer(lw, &discoveryv1.EndpointSlice{}, 0, cache.Indexers{})
-	// Only the endpoints matter; the rest of each slice is not kept.
-	if err := r.informer.SetTransform(trimEndpointSlice); err != nil {
+	// Only the endpoints (and, for a named port, the ports) matter; the
+	// rest of each slice is not kept.
+	if err := r.informer.SetTransform(func(obj any) (any, error) { return trimEndpointSlice(obj, r.cfg.PortName != "") }); err != nil {
 		return fmt.Errorf("k8s: %w", err)
 	}
 	if err := r.informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
@@ -171,17 +176,19 @@ func (r *k8sResolver) publish() {
 	}
 }
 
-// appendMembers appends the ready endpoints of one slice.
+// appendMembers appends the endpoints of one slice that take new work.
 func (r *k8sResolver) appendMembers(members []Member, slice *discoveryv1.EndpointSlice) []Member {
 	// The server filters by label; checking again costs nothing and keeps
 	// a client that does not filter from mixing in another Service.
 	if slice.Labels[discoveryv1.LabelServiceName] != r.name {
 		return members
 	}
+	port, ok := r.slicePort(slice)
+	if !ok {
+		return members
+	}
 	for _, ep := range slice.Endpoints {
-		// An unset ready condition means unknown, which Kubernetes asks
-		// consumers to treat as ready.
-		if ep.Conditions.Ready != nil && !*ep.Conditions.Ready || len(ep.Addresses) == 0 {
+		if !takesWork(ep.Conditions) || len(ep.Addresses) == 0 {
 			continue
 		}
 		address := ep.Addresses[0]
@@ -191,22 +198,63 @@ func (r *k8sResolver) appendMembers(members []Member, slice *discoveryv1.Endpoin
 			id = *ep.Hostname
 		case ep.TargetRef != nil && ep.TargetRef.Name != "":
 			id = ep.TargetRef.Name
+		default:
+			r.warnAddressID(address)
 		}
-		members = append(members, Member{ID: id, Endpoint: "tcp://" + net.JoinHostPort(address, r.port)})
+		members = append(members, Member{ID: id, Endpoint: "tcp://" + net.JoinHostPort(address, port)})
 	}
 	return members
 }
 
+// takesWork tells whether an endpoint is a member. Ready is the rule, with
+// an unset condition read as ready, as Kubernetes asks; but a Service that
+// publishes not-ready addresses reports every endpoint ready, terminating
+// ones too, so an endpoint that is terminating or not serving is left out
+// whatever its ready condition says.
+func takesWork(c discoveryv1.EndpointConditions) bool {
+	isFalse := func(b *bool) bool { return b != nil && !*b }
+	return !isFalse(c.Ready) && !isFalse(c.Serving) && (c.Terminating == nil || !*c.Terminating)
+}
+
+// slicePort returns the port to dial the slice's endpoints on: the
+// configured number, or the number the slice gives the configured port
+// name; false when the slice has no port of that name.
+func (r *k8sResolver) slicePort(slice *discoveryv1.EndpointSlice) (string, bool) {
+	if r.cfg.PortName == "" {
+		return r.port, true
+	}
+	for _, p := range slice.Ports {
+		if p.Name != nil && *p.Name == r.cfg.PortName && p.Port != nil {
+			return strconv.Itoa(int(*p.Port)), true
+		}
+	}
+	r.logger.Debug("EndpointSlice has no port of the configured name; its endpoints are not members",
+		zap.String("slice", slice.Name), zap.String("port_name", r.cfg.PortName))
+	return "", false
+}
+
+// warnAddressID logs, once, that a member is identified by its address.
+func (r *k8sResolver) warnAddressID(address string) {
+	if r.addressIDWarned {
+		return
+	}
+	r.addressIDWarned = true
+	r.logger.Warn("A member of the fleet has neither a hostname nor a pod, so its address is its identity: a new consumer on that address takes over its keys. Run the consumers as a StatefulSet behind a headless Service for stable identities.",
+		zap.String("service", r.name+"."+r.namespace), zap.String("address", address))
+}
+
 // trimEndpointSlice drops what the resolver does not read from a slice
-// before the informer stores it.
-func trimEndpointSlice(obj any) (any, error) {
+// before the informer stores it; the ports only when they are not read.
+func trimEndpointSlice(obj any, keepPorts bool) (any, error) {
 	slice, ok := obj.(*discoveryv1.EndpointSlice)
 	if !ok {
 		return obj, nil // a tombstone
 	}
 	slice.ManagedFields = nil
 	slice.Annotations = nil
-	slice.Ports = nil
+	if !keepPorts {
+		slice.Ports = nil
+	}
 	return slice, nil
 }
 

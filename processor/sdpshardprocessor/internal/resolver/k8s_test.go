@@ -5,6 +5,7 @@ package resolver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -79,6 +82,8 @@ type endpoint struct {
 	// terminating marks a pod being deleted that still serves, as
 	// Kubernetes reports it: serving and terminating, not ready.
 	terminating bool
+	// conditions, when set, are the endpoint's conditions as they are.
+	conditions *discoveryv1.EndpointConditions
 }
 
 var (
@@ -100,6 +105,9 @@ func slice(name, service string, endpoints ...endpoint) *discoveryv1.EndpointSli
 		ep := discoveryv1.Endpoint{Addresses: []string{e.address}, Conditions: discoveryv1.EndpointConditions{Ready: e.ready}}
 		if e.terminating {
 			ep.Conditions = discoveryv1.EndpointConditions{Ready: notReady, Serving: isReady, Terminating: isReady}
+		}
+		if e.conditions != nil {
+			ep.Conditions = *e.conditions
 		}
 		if e.hostname != "" {
 			ep.Hostname = &e.hostname
@@ -263,3 +271,82 @@ func TestK8sWithoutClusterFailsInNew(t *testing.T) {
 	_, err := New(k8sConfig(), Settings{})
 	assert.ErrorContains(t, err, "k8s: building the in-cluster client")
 }
+
+func TestK8sTerminatingOrNotServingEndpointsAreNotMembers(t *testing.T) {
+	// A Service with publishNotReadyAddresses reports every endpoint ready,
+	// terminating ones too: terminating and serving decide then.
+	cluster := newFakeCluster(t, slice("consumers-a", "consumers",
+		endpoint{address: "10.0.0.10", hostname: "consumer-0", conditions: &discoveryv1.EndpointConditions{Ready: isReady, Serving: isReady, Terminating: notReady}},
+		endpoint{address: "10.0.0.11", hostname: "consumer-1", conditions: &discoveryv1.EndpointConditions{Ready: isReady, Serving: isReady, Terminating: isReady}},
+		endpoint{address: "10.0.0.12", hostname: "consumer-2", conditions: &discoveryv1.EndpointConditions{Ready: isReady, Serving: notReady}},
+		endpoint{address: "10.0.0.13", hostname: "consumer-3", conditions: &discoveryv1.EndpointConditions{}}, // all unset: ready
+	))
+	rec := newRecorder(t)
+	set := rec.settings()
+	set.K8sClient = cluster
+	rec.start(k8sConfig(), set)
+	assert.Equal(t, members("consumer-0", "tcp://10.0.0.10:4319", "consumer-3", "tcp://10.0.0.13:4319"), rec.next())
+}
+
+func TestK8sNamedPort(t *testing.T) {
+	named := func(name, portName string, port int32, eps ...endpoint) *discoveryv1.EndpointSlice {
+		s := slice(name, "consumers", eps...)
+		s.Ports = []discoveryv1.EndpointPort{
+			{Name: ptrTo("metrics"), Port: ptrTo[int32](9090)},
+			{Name: ptrTo(portName), Port: ptrTo(port)},
+		}
+		return s
+	}
+	cluster := newFakeCluster(t,
+		named("consumers-a", "sdp", 4501, endpoint{address: "10.0.0.10", hostname: "consumer-0"}),
+		// Another slice of the same Service maps the name to another number.
+		named("consumers-b", "sdp", 4502, endpoint{address: "10.0.0.11", hostname: "consumer-1"}),
+		// A slice without the name contributes nobody.
+		named("consumers-c", "other", 4503, endpoint{address: "10.0.0.12", hostname: "consumer-2"}),
+	)
+	rec := newRecorder(t)
+	set := rec.settings()
+	set.K8sClient = cluster
+	rec.start(Config{K8s: configoptional.Some(K8sConfig{Service: "consumers.sdp", PortName: "sdp", Timeout: waitFor})}, set)
+	assert.Equal(t, members("consumer-0", "tcp://10.0.0.10:4501", "consumer-1", "tcp://10.0.0.11:4502"), rec.next())
+}
+
+func TestK8sNoEndpointEmptiesTheFleet(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keep_last_on_empty=%v", keep), func(t *testing.T) {
+			cluster := newFakeCluster(t, slice("consumers-a", "consumers", endpoint{address: "10.0.0.10", hostname: "consumer-0"}))
+			rec := newRecorder(t)
+			set := rec.settings()
+			set.K8sClient = cluster
+			cfg := k8sConfig()
+			cfg.KeepLastOnEmpty = keep
+			rec.start(cfg, set)
+			assert.Equal(t, members("consumer-0", "tcp://10.0.0.10:4319"), rec.next())
+
+			// Scaled to zero: the slice stays, with no endpoint.
+			cluster.update(t, slice("consumers-a", "consumers"))
+			if !keep {
+				assert.Empty(t, rec.next())
+			}
+			cluster.update(t, slice("consumers-a", "consumers", endpoint{address: "10.0.0.11", hostname: "consumer-1"}))
+			assert.Equal(t, members("consumer-1", "tcp://10.0.0.11:4319"), rec.next())
+			rec.noUpdate()
+		})
+	}
+}
+
+func TestK8sAddressIdentityIsWarnedOnce(t *testing.T) {
+	core, logs := observer.New(zap.WarnLevel)
+	cluster := newFakeCluster(t, slice("consumers-a", "consumers",
+		endpoint{address: "10.0.0.10"}, endpoint{address: "10.0.0.11"}, endpoint{address: "10.0.0.12", hostname: "consumer-2"}))
+	rec := newRecorder(t)
+	set := rec.settings()
+	set.K8sClient, set.Logger = cluster, zap.New(core)
+	rec.start(k8sConfig(), set)
+	assert.Equal(t, members("10.0.0.10", "tcp://10.0.0.10:4319", "10.0.0.11", "tcp://10.0.0.11:4319", "consumer-2", "tcp://10.0.0.12:4319"), rec.next())
+	warned := logs.FilterMessageSnippet("its address is its identity").All()
+	require.Len(t, warned, 1)
+	assert.Equal(t, "10.0.0.10", warned[0].ContextMap()["address"])
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -13,6 +13,11 @@ import (
 // publisher hands member lists to the update callback: only lists that
 // differ from the last one, one call at a time, and none once closed.
 type publisher struct {
+	// keepLastOnEmpty holds back an empty list (Config.KeepLastOnEmpty),
+	// logged to logger.
+	keepLastOnEmpty bool
+	logger          *zap.Logger
+
 	mu     sync.Mutex
 	update func([]Member)
 	last   []Member
@@ -21,12 +26,19 @@ type publisher struct {
 }
 
 // publish normalises members and passes them on if they changed. It
-// reports whether update was called.
+// reports whether update was called. An empty list after a non-empty one
+// is passed on too, unless keepLastOnEmpty is set.
 func (p *publisher) publish(members []Member) bool {
 	members = normalize(members)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed || p.update == nil || (p.sent && slices.Equal(p.last, members)) {
+		return false
+	}
+	if len(members) == 0 && p.keepLastOnEmpty && p.sent {
+		if p.logger != nil {
+			p.logger.Warn("The fleet's source lists no member; keeping the last list (keep_last_on_empty)", zap.Int("members", len(p.last)))
+		}
 		return false
 	}
 	p.last, p.sent = members, true

@@ -37,7 +37,9 @@ type Member struct {
 // resolver cannot be set up at all.
 //
 // A failed resolution never changes the fleet: the last good list stays in
-// force and the error goes to Settings.OnError.
+// force and the error goes to Settings.OnError. An answer that lists no
+// member is not a failure: it empties the fleet, unless
+// Config.KeepLastOnEmpty is set.
 type Resolver interface {
 	Start(ctx context.Context, update func([]Member)) error
 	Shutdown(ctx context.Context) error
@@ -78,9 +80,16 @@ func New(cfg Config, set Settings) (Resolver, error) {
 	case cfg.Static.HasValue():
 		return newStatic(*cfg.Static.Get()), nil
 	case cfg.DNS.HasValue():
-		return newDNS(*cfg.DNS.Get(), set), nil
+		r := newDNS(*cfg.DNS.Get(), set)
+		r.pub.keepLastOnEmpty, r.pub.logger = cfg.KeepLastOnEmpty, set.Logger
+		return r, nil
 	case cfg.K8s.HasValue():
-		return newK8s(*cfg.K8s.Get(), set)
+		r, err := newK8s(*cfg.K8s.Get(), set)
+		if err != nil {
+			return nil, err
+		}
+		r.pub.keepLastOnEmpty, r.pub.logger = cfg.KeepLastOnEmpty, set.Logger
+		return r, nil
 	}
 	return nil, ErrNoResolver
 }
