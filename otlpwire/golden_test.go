@@ -30,6 +30,7 @@ type goldenVector struct {
 	Signal       string       `json:"signal"`
 	Request      []byte       `json:"request"`
 	Error        string       `json:"error"`
+	ErrorAt      string       `json:"errorAt"`
 	PdataAccepts bool         `json:"pdataAccepts"`
 	Items        int          `json:"items"`
 	Resources    []gvResource `json:"resources"`
@@ -66,14 +67,16 @@ type gvLookup struct {
 }
 
 type gvValue struct {
-	Kind       string `json:"kind"`
-	Text       string `json:"text"`
-	Str        string `json:"str"`
-	Int        int64  `json:"int"`
-	DoubleBits uint64 `json:"doubleBits"`
-	Bool       bool   `json:"bool"`
-	Bytes      []byte `json:"bytes"`
-	Len        int    `json:"len"`
+	Kind       string    `json:"kind"`
+	Text       string    `json:"text"`
+	Str        string    `json:"str"`
+	Int        int64     `json:"int"`
+	DoubleBits uint64    `json:"doubleBits"`
+	Bool       bool      `json:"bool"`
+	Bytes      []byte    `json:"bytes"`
+	Len        int       `json:"len"`
+	Elems      []gvValue `json:"elems"`
+	Entries    []gvAttr  `json:"entries"`
 }
 
 var loadGolden = sync.OnceValues(func() ([]goldenVector, error) {
@@ -235,6 +238,10 @@ func TestGoldenMalformed(t *testing.T) {
 				t.Fatalf("unknown reason %q", v.Error)
 			}
 			req := NewRequest(v.signal(t), v.Request)
+			if v.ErrorAt == "resource" {
+				checkMalformedResource(t, req, reason)
+				return
+			}
 			n, err := req.ItemCount()
 			if !errors.Is(err, ErrMalformed) || !errors.Is(err, reason) || n != 0 {
 				t.Fatalf("ItemCount = %d, %v; want 0 and ErrMalformed, %v", n, err, reason)
@@ -273,6 +280,55 @@ func TestGoldenMalformed(t *testing.T) {
 	}
 }
 
+// checkMalformedResource: a request whose resource is malformed in a part
+// counting does not walk counts, but every reading of the resource fails
+// with the reason.
+func checkMalformedResource(t *testing.T, req Request, reason error) {
+	t.Helper()
+	if _, err := req.ItemCount(); err != nil {
+		t.Fatalf("ItemCount: %v; counting does not read the resource", err)
+	}
+	failed := 0
+	for rd, err := range req.Resources() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := rd.Resource()
+		if err != nil {
+			t.Fatal(err)
+		}
+		is := func(what string, err error) {
+			t.Helper()
+			if !errors.Is(err, ErrMalformed) || !errors.Is(err, reason) {
+				t.Fatalf("%s: %v, want %v", what, err, reason)
+			}
+		}
+		var last error
+		for _, err := range res.Attributes() {
+			last = err
+		}
+		is("Attributes", last)
+		_, _, err = res.Attribute("k")
+		is("Attribute", err)
+		_, _, err = res.Attribute("absent")
+		is("Attribute of an absent key", err)
+		_, err = res.Hash()
+		is("Hash", err)
+		_, err = res.HashWith(HashV2)
+		is("HashWith(HashV2)", err)
+		_, _, err = res.HashKeys([]string{"k"})
+		is("HashKeys", err)
+		_, _, err = res.HashKeysWith(HashV2, []string{"k", "absent"})
+		is("HashKeysWith(HashV2)", err)
+		_, err = res.DroppedAttributesCount()
+		is("DroppedAttributesCount", err)
+		failed++
+	}
+	if failed == 0 {
+		t.Fatal("no resource")
+	}
+}
+
 // checkValue compares v with what pdata reads.
 func checkValue(t *testing.T, where string, v Value, want gvValue) {
 	t.Helper()
@@ -305,16 +361,31 @@ func checkValue(t *testing.T, where string, v Value, want gvValue) {
 		t.Fatalf("%s: Bytes() = %q, want %q", where, v.Bytes(), wantBytes)
 	}
 	n := 0
-	for _, err := range v.Slice() {
+	for e, err := range v.Slice() {
 		if err != nil {
 			t.Fatalf("%s: Slice: %v", where, err)
 		}
+		if n >= len(want.Elems) {
+			t.Fatalf("%s: more than the %d elements pdata reads", where, len(want.Elems))
+		}
+		checkValue(t, fmt.Sprintf("%s[%d]", where, n), e, want.Elems[n])
 		n++
 	}
-	for _, err := range v.Map() {
+	for kv, err := range v.Map() {
 		if err != nil {
 			t.Fatalf("%s: Map: %v", where, err)
 		}
+		if n >= len(want.Entries) {
+			t.Fatalf("%s: more than the %d entries pdata reads", where, len(want.Entries))
+		}
+		if kv.Key() != want.Entries[n].Key {
+			t.Fatalf("%s: entry %d key %q, pdata %q", where, n, kv.Key(), want.Entries[n].Key)
+		}
+		e, err := kv.Value()
+		if err != nil {
+			t.Fatalf("%s: entry %q: %v", where, kv.Key(), err)
+		}
+		checkValue(t, where+"."+kv.Key(), e, want.Entries[n].Value)
 		n++
 	}
 	if n != want.Len {

@@ -68,7 +68,10 @@ type (
 		Request []byte `json:"request"`
 		// Error is the otlpwire reason a malformed request must give with
 		// ErrMalformed ("" for valid requests); PdataAccepts is pdata's verdict.
-		Error        string     `json:"error,omitempty"`
+		Error string `json:"error,omitempty"`
+		// ErrorAt is where otlpwire meets the error: "" when counting,
+		// "resource" when reading the resource (counting walks past it).
+		ErrorAt      string     `json:"errorAt,omitempty"`
 		PdataAccepts bool       `json:"pdataAccepts"`
 		Items        int        `json:"items"`
 		Resources    []resource `json:"resources,omitempty"`
@@ -115,6 +118,9 @@ type (
 		Bool       bool   `json:"bool,omitempty"`
 		Bytes      []byte `json:"bytes,omitempty"`
 		Len        int    `json:"len,omitempty"` // elements of a slice, entries of a map
+		// Elems are a slice's elements, Entries a map's entries, in order.
+		Elems   []value `json:"elems,omitempty"`
+		Entries []attr  `json:"entries,omitempty"`
 	}
 )
 
@@ -145,6 +151,7 @@ type source struct {
 	b      []byte
 	// err is the reason otlpwire must give; pdataAccepts what pdata must do.
 	err          string
+	errAt        string
 	pdataAccepts bool
 	// single encodes a request holding one resource with a single item: it
 	// is set for vectors encoded from pdata objects, to compute MinChunk.
@@ -152,7 +159,7 @@ type source struct {
 }
 
 func (s source) record() vector {
-	v := vector{Name: s.name, Signal: s.signal, Request: s.b, Error: s.err}
+	v := vector{Name: s.name, Signal: s.signal, Request: s.b, Error: s.err, ErrorAt: s.errAt}
 	d, err := decode(s.signal, s.b)
 	v.PdataAccepts = err == nil
 	switch {
@@ -342,8 +349,14 @@ func toValue(v pcommon.Value) value {
 		out.Bytes = v.Bytes().AsRaw()
 	case pcommon.ValueTypeSlice:
 		out.Len = v.Slice().Len()
+		for _, e := range v.Slice().All() {
+			out.Elems = append(out.Elems, toValue(e))
+		}
 	case pcommon.ValueTypeMap:
 		out.Len = v.Map().Len()
+		for k, e := range v.Map().All() {
+			out.Entries = append(out.Entries, attr{Key: k, Value: toValue(e)})
+		}
 	}
 	return out
 }
@@ -849,11 +862,46 @@ func edgeVectors() []source {
 			m(1, m(1, kv("k", cat(str(1, "str"), vint(3, 5))), kv("j", cat(vint(3, 5), str(1, "str")))),
 				m(2, m(2, logBody("x")))),
 		)},
+		// Attribute shapes around otlpwire's fast paths (one-byte lengths,
+		// short scalars) and past them, in a resource and in a scope.
+		{name: "edge/attribute-shapes", signal: "logs", b: cat(
+			m(1, m(1, cat(attributeShapes(1)...), str(9, "\x0f"), m(3, str(1, "https://schema"), str(2, "service"), str(3, "service.name"))), m(2, m(1, cat(str(1, "s"), cat(attributeShapes(3)...))), m(2, logBody("x")))),
+		)},
 		// Key after value inside KeyValue (pdata's own order), non-minimal varints.
 		{name: "edge/value-before-key", signal: "metrics", b: cat(
 			m(1, m(1, m(1, m(2, vint(3, 9)), str(1, "n")), m(1, m(2, []byte{0x10, 0x81, 0x00}), str(1, "b"))),
 				m(2, m(2, gauge("g", 5)))),
 		)},
+	}
+}
+
+// attributeShapes returns KeyValue fields of many encodings, as field num
+// (1 in a Resource, 3 in an InstrumentationScope).
+func attributeShapes(num int) [][]byte {
+	long := func(n int) string { return string(bytes.Repeat([]byte{'x'}, n)) }
+	keyValue := func(parts ...[]byte) []byte { return m(num, parts...) }
+	kv := func(key string, val []byte) []byte { return keyValue(str(1, key), m(2, val)) }
+	return [][]byte{
+		kv("first", str(1, "x")),
+		keyValue(m(2, vint(3, 7)), str(1, "value.first")),
+		kv("int.10bytes", vint(3, 1<<63)),
+		kv("int.negative", vint(3, uint64(0xfffffffffffffffb))),
+		kv("int.nonminimal", []byte{0x18, 0x85, 0x80, 0x00}),
+		kv("bool.two", vint(2, 2)),
+		kv("bool.nonminimal", []byte{0x10, 0x81, 0x00}),
+		kv("double", fix64(4, 0x400921fb54442d18)),
+		kv("str.unknown.field", cat(str(1, "s"), vint(15, 1))),
+		kv("str.then.int", cat(str(1, "s"), vint(3, 4))),
+		kv("empty.value", nil),
+		keyValue(str(1, "no.value")),
+		keyValue(str(1, "key.twice.first"), str(1, "key.twice"), m(2, str(1, "v"))),
+		// A KeyValue of 128 bytes: its length takes two bytes (0x80 0x01).
+		kv("kv128", str(1, long(117))),
+		kv(long(130), str(1, "long key")),
+		kv("long.value", str(1, long(200))),
+		kv("bytes", str(7, "\x00\x01")),
+		kv("strindex", vint(8, 3)),
+		kv("last", vint(3, 1)),
 	}
 }
 
@@ -881,5 +929,10 @@ func malformedVectors() []source {
 		{name: "malformed/truncated-fixed64", signal: "traces", b: []byte{0x09, 0x00}, err: "truncated"},
 		{name: "malformed/truncated-fixed32", signal: "traces", b: []byte{0x0d, 0x00}, err: "truncated"},
 		{name: "malformed/group", signal: "traces", b: []byte{0x1b, 0x1c}, err: "group"},
+		// In the resource, which counting walks past: reading it fails.
+		{name: "malformed/resource-attribute-truncated", signal: "traces", b: m(1, m(1, m(1, []byte{0x0a, 0x05, 'k'})), spanScope), err: "truncated", errAt: "resource"},
+		{name: "malformed/resource-value-wire-type", signal: "logs", b: m(1, m(1, kv("k", vint(1, 1))), m(2, m(2))), err: "wire_type", errAt: "resource"},
+		{name: "malformed/resource-entity-ref", signal: "metrics", b: m(1, m(1, kv("k", str(1, "v")), m(3, []byte{0x0f}))), err: "bad_wire", errAt: "resource"},
+		{name: "malformed/resource-dropped-wire-type", signal: "traces", b: m(1, m(1, str(2, "x")), spanScope), err: "wire_type", errAt: "resource"},
 	}
 }
