@@ -4,72 +4,33 @@ package e2ebench
 
 import (
 	"bytes"
-	"errors"
+	"context"
+	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/otelcol-sdp/otelcol-sdp/benchmarks/internal/perfstat"
+	"github.com/otelcol-sdp/otelcol-sdp/benchmarks/internal/perfstat/perfstattest"
 )
-
-// perfCSV is what `perf stat -x,` writes for perfEvents, with the counts
-// given in perfEvents order.
-func perfCSV(counts ...string) string {
-	var b strings.Builder
-	b.WriteString("# started on Thu Nov 26 12:12:20 2026\n\n")
-	for i, e := range perfEvents {
-		b.WriteString(counts[i] + ",," + e.name + ",301634983,100.00,2.919,M/sec\n")
-	}
-	return b.String()
-}
-
-func TestParsePerfStat(t *testing.T) {
-	// syscalls, cs, read, write, writev, epoll_pwait, futex, nanosleep, sched_yield
-	in := perfCSV("1000", "70", "300", "200", "50", "100", "40", "30", "<not counted>") +
-		"301.64,msec,task-clock,301636646,100.00,0.999,CPUs utilized\n" // not asked for: ignored
-	got, err := parsePerfStat([]byte(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Crossings{Syscalls: 1000, ContextSwitches: 70, Reads: 300, Writes: 250, Polls: 100, Scheduler: 70}
-	if got != want {
-		t.Fatalf("got %+v, want %+v", got, want)
-	}
-}
-
-func TestParsePerfStatRefusesIncompleteOutput(t *testing.T) {
-	full := perfCSV("1", "2", "3", "4", "5", "6", "7", "8", "9")
-	lines := strings.Split(full, "\n")
-	withoutFutex := strings.Join(append(append([]string{}, lines[:8]...), lines[9:]...), "\n")
-	if _, err := parsePerfStat([]byte(withoutFutex)); !errors.Is(err, errPerfMissing) || !strings.Contains(err.Error(), "sys_enter_futex") {
-		t.Errorf("an event missing: %v", err)
-	}
-	unsupported := strings.Replace(full, "7,,syscalls:sys_enter_futex", "<not supported>,,syscalls:sys_enter_futex", 1)
-	if _, err := parsePerfStat([]byte(unsupported)); err == nil || !strings.Contains(err.Error(), "not supported") {
-		t.Errorf("an event not supported: %v", err)
-	}
-	if _, err := parsePerfStat([]byte("garbage\n")); err == nil {
-		t.Error("a line that is not CSV was accepted")
-	}
-	if _, err := parsePerfStat([]byte(strings.Replace(full, "3,,", "three,,", 1))); err == nil {
-		t.Error("a count that is not a number was accepted")
-	}
-}
 
 func TestKernelFiguresPerRequestAndMedians(t *testing.T) {
 	const M = 1_000_000
-	counted := func(m Measurement, requests int64, coll, side Crossings) Measurement {
+	counted := func(m Measurement, requests int64, coll, side perfstat.Crossings) Measurement {
 		m.Requests, m.CollectorKernel, m.SidecarsKernel, m.KernelCounted = requests, coll, side, true
 		return m
 	}
 	ms := []Measurement{
 		counted(measurement("divert", "traces", "grpc", M, time.Second, 2*time.Second, time.Second, 30), 10_000,
-			Crossings{Syscalls: 130_000, ContextSwitches: 40_000, Reads: 50_000, Writes: 30_000, Polls: 20_000, Scheduler: 25_000},
-			Crossings{Syscalls: 90_000, ContextSwitches: 30_000}),
+			perfstat.Crossings{Syscalls: 130_000, ContextSwitches: 40_000, Reads: 50_000, Writes: 30_000, Polls: 20_000, Scheduler: 25_000},
+			perfstat.Crossings{Syscalls: 90_000, ContextSwitches: 30_000}),
 		counted(measurement("divert", "traces", "grpc", M, time.Second, 2*time.Second, time.Second, 30), 10_000,
-			Crossings{Syscalls: 150_000, ContextSwitches: 36_000, Reads: 54_000, Writes: 36_000, Polls: 22_000, Scheduler: 21_000},
-			Crossings{Syscalls: 80_000, ContextSwitches: 34_000}),
+			perfstat.Crossings{Syscalls: 150_000, ContextSwitches: 36_000, Reads: 54_000, Writes: 36_000, Polls: 22_000, Scheduler: 21_000},
+			perfstat.Crossings{Syscalls: 80_000, ContextSwitches: 34_000}),
 		counted(measurement("divert", "traces", "grpc", M, time.Second, 2*time.Second, time.Second, 30), 5_000,
-			Crossings{Syscalls: 70_000, ContextSwitches: 19_000, Reads: 26_000, Writes: 16_000, Polls: 10_500, Scheduler: 12_000},
-			Crossings{Syscalls: 44_000, ContextSwitches: 16_000}),
+			perfstat.Crossings{Syscalls: 70_000, ContextSwitches: 19_000, Reads: 26_000, Writes: 16_000, Polls: 10_500, Scheduler: 12_000},
+			perfstat.Crossings{Syscalls: 44_000, ContextSwitches: 16_000}),
 		measurement("plain", "traces", "grpc", M, time.Second, 4*time.Second, 0, 40),
 	}
 	for i := range ms {
@@ -109,5 +70,45 @@ func TestKernelFiguresPerRequestAndMedians(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "System calls") {
 		t.Errorf("a run that counted nothing shows a kernel table:\n%s", b.String())
+	}
+}
+
+// A case run with Options.Perf counts the crossings of the measured window
+// only (the fake perf counts nothing unless the window is opened and closed
+// once) and reports them with the number of requests measured.
+func TestRunCaseCountsCrossings(t *testing.T) {
+	dir := t.TempDir()
+	floor, err := BuildFloor("go", dir, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenarios, err := LoadScenarios("configs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(scenarios, func(s Scenario) bool { return s.Binary == FloorBinary })
+	if i < 0 {
+		t.Fatal("no floor scenario in configs")
+	}
+	payload, err := NewPayload("traces", Shape{Resources: 2, ItemsPerResource: 5, Kind: PayloadSmall})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{
+		Collectors: map[string]string{FloorBinary: floor}, Items: 200, Warmup: 3, Clients: 2,
+		Settle: 10 * time.Second, WorkDir: dir, Perf: perfstattest.Setup(t, perfstattest.Count),
+	}
+	m, err := runCase(context.Background(), o, Case{Scenario: scenarios[i], Signal: "traces", Protocol: "grpc"}, payload, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.KernelCounted || m.CollectorKernel != perfstattest.Crossings || m.SidecarsKernel != (perfstat.Crossings{}) {
+		t.Fatalf("counted %v: collector %+v, sidecars %+v", m.KernelCounted, m.CollectorKernel, m.SidecarsKernel)
+	}
+	if m.Requests != 20 || m.Items != 200 {
+		t.Fatalf("measured %d requests, %d items; want 20 and 200", m.Requests, m.Items)
+	}
+	if f := figuresOf(m); f.Kernel == nil || f.Kernel.Collector.Syscalls != 50 {
+		t.Fatalf("figures %+v", f.Kernel)
 	}
 }

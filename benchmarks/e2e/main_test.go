@@ -3,20 +3,19 @@
 package e2ebench
 
 import (
-	"os"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/otelcol-sdp/otelcol-sdp/benchmarks/internal/perfstat/perfstattest"
 )
 
 // The load generator and the sink start goroutines (clients, connections,
 // the gRPC server); none may outlive them.
 //
-// Started with E2EBENCH_FAKE_PERF set, the test binary plays perf stat
-// instead (see fakePerf).
+// Started as perfstattest.Setup's path, the test binary plays perf stat
+// instead.
 func TestMain(m *testing.M) {
-	if mode := os.Getenv("E2EBENCH_FAKE_PERF"); mode != "" {
-		os.Exit(fakePerf(mode, os.Args[1:]))
-	}
+	perfstattest.Run()
 	goleak.VerifyTestMain(m)
 }

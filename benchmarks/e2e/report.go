@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/otelcol-sdp/otelcol-sdp/benchmarks/internal/procstat"
 )
 
 // Row is one line of the report: the medians over the rounds of one case.
@@ -37,8 +39,8 @@ type Row struct {
 	PeakRSSMB     float64
 	SidecarsRSSMB float64
 	// PeakAnonMB is the Collector's peak anonymous resident memory, in MiB,
-	// and SidecarsAnonMB the sum of its sidecars' (Usage.PeakAnon): 0 when
-	// unknown.
+	// and SidecarsAnonMB the sum of its sidecars'
+	// (procstat.Usage.PeakAnon): 0 when unknown.
 	PeakAnonMB     float64
 	SidecarsAnonMB float64
 	// Kernel is the field-by-field median of the rounds' system calls and
@@ -47,7 +49,7 @@ type Row struct {
 	// totals are the per-round sums, in round order, for the paired ratios.
 	totals []float64
 	// StartupExcluded is false when the CPU time of startup and warm-up
-	// could not be subtracted (see cpuSampler).
+	// could not be subtracted (see procstat.CPUTime).
 	StartupExcluded bool
 }
 
@@ -83,7 +85,7 @@ func median(xs []float64) float64 {
 }
 
 // perMillion is CPU seconds per million items.
-func perMillion(u Usage, items int64) float64 {
+func perMillion(u procstat.Usage, items int64) float64 {
 	if items == 0 {
 		return 0
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/otelcol-sdp/otelcol-sdp/benchmarks/internal/procstat"
 )
 
 func TestMedian(t *testing.T) {
@@ -39,8 +41,8 @@ func measurement(scenario, signal, protocol string, items int64, elapsed, collec
 		Case:            Case{Scenario: Scenario{Name: scenario}, Signal: signal, Protocol: protocol},
 		Items:           items,
 		Elapsed:         elapsed,
-		Collector:       Usage{CPU: collector, PeakRSS: rssMiB << 20},
-		Sidecars:        Usage{CPU: sidecars, PeakRSS: 10 << 20},
+		Collector:       procstat.Usage{CPU: collector, PeakRSS: rssMiB << 20},
+		Sidecars:        procstat.Usage{CPU: sidecars, PeakRSS: 10 << 20},
 		StartupExcluded: true,
 	}
 }

@@ -108,8 +108,8 @@ type Figures struct {
 	PeakRSSMB      float64 `json:"peak_rss_mb"`
 	SidecarsRSSMB  float64 `json:"sidecars_rss_mb"`
 	// PeakAnonMB and SidecarsAnonMB are the peak anonymous resident memory
-	// (Usage.PeakAnon) in MiB: 0 when unknown, and in files written before
-	// they existed.
+	// (procstat.Usage.PeakAnon) in MiB: 0 when unknown, and in files
+	// written before they existed.
 	PeakAnonMB      float64 `json:"peak_anon_mb"`
 	SidecarsAnonMB  float64 `json:"sidecars_anon_mb"`
 	StartupExcluded bool    `json:"startup_excluded"`

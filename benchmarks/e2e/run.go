@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/otelcol-sdp/otelcol-sdp/benchmarks/internal/perfstat"
+	"github.com/otelcol-sdp/otelcol-sdp/benchmarks/internal/procstat"
 )
 
 // Options configure a harness run.
@@ -31,7 +34,7 @@ type Options struct {
 	Settle time.Duration
 	// Perf, when not empty, is the perf executable: each case then also
 	// counts the system calls and context switches of the Collector and of
-	// each sidecar over its measured window (Crossings; Linux only).
+	// each sidecar over its measured window (perfstat; Linux only).
 	Perf     string
 	WorkDir  string    // parent of each case's sockets, logs and stats files
 	Progress io.Writer // one line per case
@@ -56,15 +59,15 @@ type Measurement struct {
 	// Collector and Sidecars are the processes' rusage after a graceful
 	// stop; when StartupExcluded, minus the CPU they had used by the end of
 	// the warm-up. Their PeakAnon is sampled from start to stop.
-	Collector       Usage
-	Sidecars        Usage
+	Collector       procstat.Usage
+	Sidecars        procstat.Usage
 	StartupExcluded bool
 	Retries         int64
 	// Requests is the number of requests measured (warm-up excluded).
 	Requests int64
 	// CollectorKernel and SidecarsKernel (summed) are the crossings over
 	// the measured window, when KernelCounted (Options.Perf).
-	CollectorKernel, SidecarsKernel Crossings
+	CollectorKernel, SidecarsKernel perfstat.Crossings
 	KernelCounted                   bool
 }
 
@@ -93,18 +96,18 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 	defer sink.Stop()
 
 	var (
-		procs      []*process // sidecars, then the Collector
+		procs      []*procstat.Process // sidecars, then the Collector
 		statsFiles []string
 		floorStats = filepath.Join(dir, "floor.json")
 		env        = []string{"BENCH_SINK_ENDPOINT=" + sink.Endpoint(), "BENCH_FLOOR_STATS_FILE=" + floorStats}
-		anon       = startAnonPeaks(anonInterval, readRssAnon)
+		anon       = procstat.StartAnonPeaks(procstat.AnonInterval)
 	)
 	defer func() {
 		// The sampler stops first: it must not read the pid of a process
 		// that has been reaped.
-		anon.stop()
+		anon.Stop()
 		for _, p := range procs {
-			p.kill()
+			p.Kill()
 		}
 		if err == nil {
 			os.RemoveAll(dir)
@@ -117,12 +120,12 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 		if prof != nil {
 			args = append(args, "-cpuprofile", prof.sidecar(i))
 		}
-		p, err := startProcess(fmt.Sprintf("sidecar-%d", i), o.Sidecar, args, nil, filepath.Join(dir, fmt.Sprintf("sidecar-%d.log", i)))
+		p, err := procstat.Start(fmt.Sprintf("sidecar-%d", i), o.Sidecar, args, nil, filepath.Join(dir, fmt.Sprintf("sidecar-%d.log", i)))
 		if err != nil {
 			return m, err
 		}
 		procs = append(procs, p)
-		anon.watch(p.cmd.Process.Pid)
+		anon.Watch(p.Pid())
 		statsFiles = append(statsFiles, stats)
 		if err := waitDial(ctx, p, "unix", socket, 15*time.Second); err != nil {
 			return m, err
@@ -151,12 +154,12 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 		// from the environment.
 		env = append(env, "BENCH_FLOOR_PPROF_ENDPOINT="+pprofEndpoint)
 	}
-	collector, err := startProcess("collector", o.Collectors[c.Scenario.Binary], []string{"--config", config}, env, filepath.Join(dir, "collector.log"))
+	collector, err := procstat.Start("collector", o.Collectors[c.Scenario.Binary], []string{"--config", config}, env, filepath.Join(dir, "collector.log"))
 	if err != nil {
 		return m, err
 	}
 	procs = append(procs, collector)
-	anon.watch(collector.cmd.Process.Pid)
+	anon.Watch(collector.Pid())
 	// The receivers start last, once the pipelines behind them run.
 	for _, ep := range []string{grpcEndpoint, httpEndpoint} {
 		if err := waitDial(ctx, collector, "tcp", ep, 60*time.Second); err != nil {
@@ -184,29 +187,29 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 	base := make([]time.Duration, len(procs))
 	m.StartupExcluded = true
 	for i, p := range procs {
-		if base[i], err = (cpuSampler{}).sample(p.cmd.Process.Pid); err != nil {
+		if base[i], err = procstat.CPUTime(p.Pid()); err != nil {
 			m.StartupExcluded = false
 			clear(base)
 			break
 		}
 	}
 
-	var counters []*perfCounter // indexed like procs
+	var counters []*perfstat.Counter // indexed like procs
 	if o.Perf != "" {
 		defer func() {
 			for _, k := range counters {
-				k.kill()
+				k.Kill()
 			}
 		}()
 		for _, p := range procs {
-			k, err := startPerfCounter(o.Perf, p.cmd.Process.Pid, dir, p.name)
+			k, err := perfstat.Start(o.Perf, p.Pid(), dir, p.Name())
 			if err != nil {
 				return m, err
 			}
 			counters = append(counters, k)
 		}
 		for _, k := range counters {
-			if err := k.enable(); err != nil {
+			if err := k.Enable(); err != nil {
 				return m, err
 			}
 		}
@@ -247,8 +250,8 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 	// sidecars, and check the final counts against what was sent.
 	var errs []error
 	for i := len(procs) - 1; i >= 0; i-- {
-		peakAnon := anon.take(procs[i].cmd.Process.Pid)
-		u, err := procs[i].stop()
+		peakAnon := anon.Take(procs[i].Pid())
+		u, err := procs[i].Stop()
 		errs = append(errs, err)
 		u.CPU -= base[i]
 		u.PeakAnon = peakAnon
@@ -274,13 +277,13 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 // countedCrossings turns the counters off and reads them: the Collector's,
 // and the sum of the others (the sidecars). The counters are stopped
 // whatever happens.
-func countedCrossings(procs []*process, collector *process, counters []*perfCounter) (coll, sidecars Crossings, err error) {
+func countedCrossings(procs []*procstat.Process, collector *procstat.Process, counters []*perfstat.Counter) (coll, sidecars perfstat.Crossings, err error) {
 	var errs []error
 	for _, k := range counters {
-		errs = append(errs, k.disable())
+		errs = append(errs, k.Disable())
 	}
 	for i, k := range counters {
-		c, err := k.stop()
+		c, err := k.Stop()
 		errs = append(errs, err)
 		if procs[i] == collector {
 			coll = c
