@@ -17,6 +17,10 @@
 // images, RBAC, Secrets) read from the rendered objects. Without the chart
 // they skip and `make test` prints that they did not run.
 //
+// docs_test.go holds docs/configuration.md to the components' Config
+// structs and default configurations and to the flags the built
+// sdp-sidecar takes.
+//
 // The tests need the e2e build tag and the binaries and tools `make test`
 // builds and installs.
 package dist
