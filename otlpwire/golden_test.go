@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -717,4 +718,84 @@ func checkSplit(t *testing.T, where string, sig Signal, rd ResourceData, limit i
 	if !slices.Equal(keys, want.ItemKeys) && !(len(keys) == 0 && len(want.ItemKeys) == 0) {
 		t.Fatalf("%s: chunks hold\n%q\npdata:\n%q", where, keys, want.ItemKeys)
 	}
+}
+
+// TestGoldenHashes: a resource's hash does not depend on its encoding (the
+// same pdata resources written by pdata, in SDK order, reversed, unpacked
+// or with scopes in field 1000 hash alike), and HashKeysWith over every key
+// of a resource whose keys are distinct is HashWith, whatever absent keys
+// are listed too and whether the list is longer than 64 keys.
+func TestGoldenHashes(t *testing.T) {
+	hashes := map[string][]uint64{} // signal -> HashV1, HashV2 per resource
+	for _, v := range goldenVectors(t) {
+		if v.Error != "" {
+			continue
+		}
+		t.Run(v.Name, func(t *testing.T) {
+			var got []uint64
+			i := 0
+			for rd, err := range NewRequest(v.signal(t), v.Request).Resources() {
+				if err != nil {
+					t.Fatal(err)
+				}
+				res := must(rd.Resource())
+				var keys []string
+				distinct := map[string]bool{}
+				for _, a := range v.Resources[i].Attributes {
+					keys = append(keys, a.Key)
+					distinct[a.Key] = true
+				}
+				for _, ver := range []HashVersion{HashV1, HashV2} {
+					h, err := res.HashWith(ver)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(keys) == 0 && h != 0 {
+						t.Fatalf("resource %d: a resource without attributes hashes to %#x, want 0", i, h)
+					}
+					got = append(got, h)
+					absent := make([]string, 64)
+					for j := range absent {
+						absent[j] = fmt.Sprintf("absent.%d", j)
+					}
+					for _, list := range [][]string{keys, append(keys, "absent"), append(absent, keys...), append(append(absent, keys...), keys...)} {
+						hk, found, err := res.HashKeysWith(ver, list)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if found != len(distinct) {
+							t.Fatalf("resource %d: HashKeysWith(%d keys) found %d, want %d", i, len(list), found, len(distinct))
+						}
+						if len(distinct) == len(keys) && hk != h {
+							t.Fatalf("resource %d, %v: HashKeysWith(%d keys: every key) = %#x, HashWith = %#x", i, ver, len(list), hk, h)
+						}
+					}
+					if ver == HashV1 {
+						if h1 := must(res.Hash()); h1 != h {
+							t.Fatalf("Hash = %#x, HashWith(HashV1) = %#x", h1, h)
+						}
+						if h1, n1 := must2(res.HashKeys(keys)); n1 != len(distinct) || (len(distinct) == len(keys) && h1 != h) {
+							t.Fatalf("HashKeys = %#x, %d", h1, n1)
+						}
+					}
+				}
+				i++
+			}
+			base, _, _ := strings.Cut(v.Name, "/")
+			if base == "edge" {
+				return
+			}
+			if want, ok := hashes[base]; ok && !slices.Equal(got, want) {
+				t.Fatalf("hashes %#x differ from another encoding's %#x", got, want)
+			}
+			hashes[base] = got
+		})
+	}
+}
+
+func must2[A, B any](a A, b B, err error) (A, B) {
+	if err != nil {
+		panic(err)
+	}
+	return a, b
 }
