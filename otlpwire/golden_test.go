@@ -339,6 +339,16 @@ func checkValue(t *testing.T, where string, v Value, want gvValue) {
 	if got := string(v.AppendText(nil)); got != want.Text {
 		t.Fatalf("%s: text %q, pdata AsString %q", where, got, want.Text)
 	}
+	// Text tells an empty rendering from one JSON cannot hold (a NaN or
+	// infinity inside a slice or map, which AsString renders as "").
+	text, err := v.Text([]byte("prefix:"))
+	noText := want.Text == "" && want.Len > 0
+	switch {
+	case noText && (!errors.Is(err, ErrNoText) || string(text) != "prefix:"):
+		t.Fatalf("%s: Text = %q, %v; want ErrNoText and the prefix alone", where, text, err)
+	case !noText && (err != nil || string(text) != "prefix:"+want.Text):
+		t.Fatalf("%s: Text = %q, %v; pdata AsString %q", where, text, err, want.Text)
+	}
 	if v.Str() != want.Str {
 		t.Fatalf("%s: Str() = %q, want %q", where, v.Str(), want.Str)
 	}

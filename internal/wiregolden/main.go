@@ -488,6 +488,9 @@ func everyValue(m pcommon.Map) {
 	km.PutInt("a", 1)
 	km.PutEmptyMap("inner").PutBool("deep", false)
 	km.PutEmptySlice("list").AppendEmpty().SetDouble(-3)
+	nan := m.PutEmptySlice("slice.nan") // AsString renders it empty: JSON has no NaN
+	nan.AppendEmpty().SetDouble(math.NaN())
+	m.PutEmptyMap("map.inf").PutDouble("inf", math.Inf(1))
 	m.PutEmptySlice("slice.empty")
 	m.PutEmptyMap("map.empty")
 }
