@@ -87,10 +87,12 @@ type fleetManager struct {
 	// orphans; set by shutdown before it closes stop.
 	drain context.Context
 
-	// orphans are owned by run; orphanBytes is their size, read by the
-	// request path, which refuses new batches while any wait.
-	orphans     []orphan
-	orphanBytes atomic.Int64
+	// orphans are owned by run. waiting holds their bytes by the ID of the member that owns each now, as run last
+	// counted them (nil when none wait): the request path counts them in
+	// that member's queue_bytes, so a batch is refused only by the members
+	// the taken-back frames are waiting for.
+	orphans []orphan
+	waiting atomic.Pointer[map[string]int]
 }
 
 // memberClient is a new member's client with its metric attributes and what
@@ -242,12 +244,14 @@ func (fm *fleetManager) apply(members []member) {
 	for i, j := range leaving {
 		for _, h := range old.clients[j].CloseAndTake() {
 			fm.orphans = append(fm.orphans, orphan{held: h, from: removed[i]})
-			fm.orphanBytes.Add(int64(len(h.Frame.Bytes)))
 			taken++
 		}
 		// The client has stopped: it reports nothing more.
 		old.leave[j]()
 	}
+	// Counted before the first attempt to place them, so that no batch
+	// takes their room meanwhile.
+	fm.countWaiting(next)
 	s.telemetry.ProcessorSdpshardMembershipChanges.Add(context.Background(), 1, s.obs.idAttrs)
 	if s.queue != nil {
 		// replay may be waiting for a member that can take a stored frame.
@@ -281,11 +285,11 @@ func (fm *fleetManager) placeOrphans() bool {
 			rest = append(rest, o)
 			continue
 		}
-		fm.orphanBytes.Add(-int64(len(o.held.Frame.Bytes)))
 		placed++
 	}
 	clear(fm.orphans[len(rest):])
 	fm.orphans = rest
+	fm.countWaiting(f)
 	if placed > 0 {
 		fm.set.telemetry.ProcessorSdpshardReroutedFrames.Add(context.Background(), int64(placed), fm.set.obs.idAttrs)
 	}
@@ -318,8 +322,35 @@ func (fm *fleetManager) abandonOrphans() {
 		o.held.Settle(err)
 	}
 	fm.orphans = nil
-	fm.orphanBytes.Store(0)
+	fm.waiting.Store(nil)
 	fm.set.logger.Error("Frames of members that left the fleet undelivered at shutdown", zap.Int("frames", frames), zap.Int("items", items))
+}
+
+// countWaiting publishes the taken-back frames' bytes by the member of f
+// that owns each.
+func (fm *fleetManager) countWaiting(f *fleet) {
+	if len(fm.orphans) == 0 || f.members.Len() == 0 {
+		fm.waiting.Store(nil)
+		return
+	}
+	waiting := make(map[string]int)
+	for _, o := range fm.orphans {
+		waiting[f.members.ID(f.members.Owner(o.held.Frame.Key))] += len(o.held.Frame.Bytes)
+	}
+	fm.waiting.Store(&waiting)
+}
+
+// waitingFor returns the bytes of taken-back frames waiting for member idx
+// of f; 0 without a fleet.
+func (fm *fleetManager) waitingFor(f *fleet, idx int) int {
+	if fm == nil {
+		return 0
+	}
+	w := fm.waiting.Load()
+	if w == nil {
+		return 0
+	}
+	return (*w)[f.members.ID(idx)]
 }
 
 func (fm *fleetManager) resolverError(err error) {
@@ -360,7 +391,7 @@ func (s *shardSet) sendPart(f *fleet, idx int, part []transport.Frame, settled f
 		for _, fr := range groups[owner] {
 			size += len(fr.Bytes)
 		}
-		if free := s.queueBytes - now.clients[owner].QueuedBytes(); size > free {
+		if free := s.queueBytes - now.clients[owner].QueuedBytes() - s.fleet.waitingFor(now, owner); size > free {
 			return fmt.Errorf("routing again to %s: %d bytes do not fit the %d free: %w", now.members.ID(owner), size, free, transport.ErrQueueFull)
 		}
 	}

@@ -33,13 +33,6 @@ import (
 // queue together, so sending the next at once would always be refused and
 // the client's retries would queue the first one again and again.
 func (p *shardProcessor) send(ctx context.Context, f *fleet, byShard [][]transport.Frame) error {
-	if fm := p.shards.fleet; fm != nil && fm.orphanBytes.Load() > 0 {
-		// Frames taken back from a member that left are counted in no
-		// queue until their new owners take them: refusing meanwhile keeps
-		// memory within the members' queue_bytes, and gives the taken-back
-		// frames the room first.
-		return p.refuse(ctx, fmt.Errorf("frames of a member that left are being routed again: %w", transport.ErrQueueFull))
-	}
 	clients := f.clients
 	for shard, fs := range byShard {
 		if len(fs) == 0 {
@@ -49,8 +42,13 @@ func (p *shardProcessor) send(ctx context.Context, f *fleet, byShard [][]transpo
 		for _, f := range fs {
 			size += len(f.Bytes)
 		}
-		if free := p.shards.queueBytes - clients[shard].QueuedBytes(); size > free && size <= p.shards.queueBytes {
-			return p.refuse(ctx, fmt.Errorf("shard %d: %d bytes do not fit the %d free: %w", shard, size, free, transport.ErrQueueFull))
+		// Frames taken back from a member that left count in the
+		// queue_bytes of the member they wait for: they get its room
+		// first, and memory stays within what is configured.
+		waiting := p.shards.fleet.waitingFor(f, shard)
+		if free := p.shards.queueBytes - clients[shard].QueuedBytes() - waiting; size > free && (size <= p.shards.queueBytes || waiting > 0) {
+			return p.refuse(ctx, fmt.Errorf("shard %d: %d bytes do not fit the %d free (frames taken back from a member that left hold %d): %w",
+				shard, size, max(free, 0), waiting, transport.ErrQueueFull))
 		}
 	}
 	// Each Send that is waited for reports on its own channel, buffered so
