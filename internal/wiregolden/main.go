@@ -671,6 +671,9 @@ func buildMetrics() pmetric.Metrics {
 				q := p.QuantileValues().AppendEmpty()
 				q.SetQuantile(0.5)
 				q.SetValue(2)
+				q = p.QuantileValues().AppendEmpty()
+				q.SetQuantile(0.99)
+				q.SetValue(6.5)
 			}
 			e := sm.Metrics().AppendEmpty()
 			e.SetName("empty")
