@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
@@ -51,17 +50,6 @@ type (
 // change moves, for the log line of each change.
 const movedSampleSize = 10_000
 
-// orphan is a frame taken back from a member that left, waiting to be sent
-// to the member that owns its resource now.
-type orphan struct {
-	held transport.Held
-	from string // ID of the member it was taken from
-}
-
-// rerouteRetry spaces attempts to place taken-back frames while their new
-// owners' queues are full or the fleet is empty.
-const rerouteRetry = 10 * time.Millisecond
-
 // fleetManager applies a resolver's member lists to a shard set. One
 // goroutine (run) applies changes one after another, so that a change
 // whose frames wait for room never runs concurrently with the next.
@@ -78,6 +66,8 @@ type fleetManager struct {
 	mu      sync.Mutex
 	desired []member // latest list from the resolver
 	changed bool     // desired is waiting to be applied
+	inbox   []orphan // adopted frames, not yet taken by run
+	stopped bool     // run has ended: nothing is adopted any more
 
 	kick    chan struct{} // capacity 1
 	stop    chan struct{}
@@ -169,18 +159,23 @@ func (fm *fleetManager) run() {
 	for {
 		select {
 		case <-fm.stop:
+			fm.mu.Lock()
+			fm.orphans = append(fm.orphans, fm.inbox...)
+			fm.inbox, fm.stopped = nil, true
+			fm.mu.Unlock()
 			fm.drainOrphans()
 			return
 		case <-fm.kick:
 		case <-timer.C:
 		}
 		fm.mu.Lock()
-		desired, changed := fm.desired, fm.changed
-		fm.desired, fm.changed = nil, false
+		desired, changed, inbox := fm.desired, fm.changed, fm.inbox
+		fm.desired, fm.changed, fm.inbox = nil, false, nil
 		fm.mu.Unlock()
 		if changed {
 			fm.apply(desired)
 		}
+		fm.orphans = append(fm.orphans, inbox...)
 		if !fm.placeOrphans() {
 			timer.Reset(rerouteRetry)
 		}
@@ -243,7 +238,7 @@ func (fm *fleetManager) apply(members []member) {
 	taken := 0
 	for i, j := range leaving {
 		for _, h := range old.clients[j].CloseAndTake() {
-			fm.orphans = append(fm.orphans, orphan{held: h, from: removed[i]})
+			fm.orphans = append(fm.orphans, orphan{frame: h.Frame, settle: h.Settle, from: removed[i]})
 			taken++
 		}
 		// The client has stopped: it reports nothing more.
@@ -262,95 +257,6 @@ func (fm *fleetManager) apply(members []member) {
 		zap.Strings("members", ids),
 		zap.Float64("moved_fraction", shard.MovedFraction(old.members, next.members, fm.keys)),
 		zap.Int("frames_to_reroute", taken))
-}
-
-// placeOrphans sends every taken-back frame to the member that owns its
-// resource now, one Send per frame so that a full queue holds back only
-// that frame. It reports whether none is left waiting.
-func (fm *fleetManager) placeOrphans() bool {
-	if len(fm.orphans) == 0 {
-		return true
-	}
-	f := fm.set.current.Load()
-	if f.members.Len() == 0 {
-		return false
-	}
-	rest := fm.orphans[:0]
-	placed := 0
-	for _, o := range fm.orphans {
-		owner := f.members.Owner(o.held.Frame.Key)
-		if err := f.clients[owner].Send([]transport.Frame{o.held.Frame}, o.held.Settle); err != nil {
-			// ErrQueueFull is backpressure; ErrClosed cannot happen here,
-			// since only run replaces clients. Either way it waits.
-			rest = append(rest, o)
-			continue
-		}
-		placed++
-	}
-	clear(fm.orphans[len(rest):])
-	fm.orphans = rest
-	fm.countWaiting(f)
-	if placed > 0 {
-		fm.set.telemetry.ProcessorSdpshardReroutedFrames.Add(context.Background(), int64(placed), fm.set.obs.idAttrs)
-	}
-	return len(fm.orphans) == 0
-}
-
-// drainOrphans places the remaining orphans until none is left or the
-// shutdown's context ends, then abandons the rest.
-func (fm *fleetManager) drainOrphans() {
-	for !fm.placeOrphans() {
-		select {
-		case <-fm.drain.Done():
-			fm.abandonOrphans()
-			return
-		case <-time.After(rerouteRetry):
-		}
-	}
-}
-
-func (fm *fleetManager) abandonOrphans() {
-	if len(fm.orphans) == 0 {
-		return
-	}
-	frames, items := len(fm.orphans), 0
-	err := fmt.Errorf("%w: %d frames of members that left the fleet were not placed before shutdown", transport.ErrUndelivered, frames)
-	for _, o := range fm.orphans {
-		items += o.held.Frame.Items
-		fm.set.telemetry.ProcessorSdpshardUndeliveredItems.Add(context.Background(), int64(o.held.Frame.Items),
-			fm.set.obs.with(attribute.String("member", o.from)))
-		o.held.Settle(err)
-	}
-	fm.orphans = nil
-	fm.waiting.Store(nil)
-	fm.set.logger.Error("Frames of members that left the fleet undelivered at shutdown", zap.Int("frames", frames), zap.Int("items", items))
-}
-
-// countWaiting publishes the taken-back frames' bytes by the member of f
-// that owns each.
-func (fm *fleetManager) countWaiting(f *fleet) {
-	if len(fm.orphans) == 0 || f.members.Len() == 0 {
-		fm.waiting.Store(nil)
-		return
-	}
-	waiting := make(map[string]int)
-	for _, o := range fm.orphans {
-		waiting[f.members.ID(f.members.Owner(o.held.Frame.Key))] += len(o.held.Frame.Bytes)
-	}
-	fm.waiting.Store(&waiting)
-}
-
-// waitingFor returns the bytes of taken-back frames waiting for member idx
-// of f; 0 without a fleet.
-func (fm *fleetManager) waitingFor(f *fleet, idx int) int {
-	if fm == nil {
-		return 0
-	}
-	w := fm.waiting.Load()
-	if w == nil {
-		return 0
-	}
-	return (*w)[f.members.ID(idx)]
 }
 
 func (fm *fleetManager) resolverError(err error) {
@@ -395,10 +301,22 @@ func (s *shardSet) sendPart(f *fleet, idx int, part []transport.Frame, settled f
 			return fmt.Errorf("routing again to %s: %d bytes do not fit the %d free: %w", now.members.ID(owner), size, free, transport.ErrQueueFull)
 		}
 	}
+	// A group can still be refused after others were queued (a batch
+	// taking the room meanwhile, another change). Refusing the part then
+	// would have the caller drop the stored copies of frames still queued:
+	// the rest waits with the fleet manager instead, like taken-back
+	// frames, and the part settles when every group has. An error means
+	// none of part was queued.
 	each := settleAfter(len(order), settled)
-	for _, owner := range order {
+	for k, owner := range order {
 		if err := s.sendPart(now, owner, groups[owner], each); err != nil {
-			return err
+			if k == 0 {
+				return err
+			}
+			for _, rest := range order[k:] {
+				s.fleet.adopt(groups[rest], now.members.ID(rest), each)
+			}
+			return nil
 		}
 	}
 	return nil

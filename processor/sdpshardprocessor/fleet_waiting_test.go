@@ -4,6 +4,7 @@ package sdpshardprocessor
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
+	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
 
@@ -168,4 +170,80 @@ func fleetFor(f *fleet, leaving string) *fleet {
 func memberIndex(f *fleet, id string) int {
 	i, _ := f.members.Index(id)
 	return i
+}
+
+// A part routed again after its member left can be refused by one new
+// owner after another took its frames. The part is then not refused (the
+// caller would drop the stored copies of frames still queued): what is
+// left waits with the fleet manager and the part settles once all of it
+// is acknowledged.
+func TestSendPartNeverRefusesAPartItQueuedInPart(t *testing.T) {
+	fleetMembers := startFleet(t, 3)
+	_, s, src := startFleetProcessor(t, nil)
+	src.set(members(fleetMembers...)...)
+	old := applied(t, s, "consumer-0", "consumer-1", "consumer-2")
+
+	router, err := shard.NewRouter(fleetConfig().routerSettings())
+	require.NoError(t, err)
+	td, _ := buildTraces(0, 40, 1)
+	b, err := tracesMarshaler.MarshalTraces(td)
+	require.NoError(t, err)
+	var frames routed
+	require.NoError(t, router.RouteTo(otlpwire.NewRequest(otlpwire.SignalTraces, b), old.members, &frames.Frames))
+	leaving, _ := old.members.Index("consumer-1")
+	frames.toTransport()
+	part := frames.byShard[leaving]
+
+	src.set(fleetMembers[0].member, fleetMembers[2].member)
+	now := applied(t, s, "consumer-0", "consumer-2")
+	// The second new owner the part meets refuses: its client is closed
+	// while it is still a member.
+	owners := map[int]bool{}
+	var first, second int
+	for _, fr := range part {
+		o := now.members.Owner(fr.Key)
+		if !owners[o] {
+			if len(owners) == 0 {
+				first = o
+			} else {
+				second = o
+			}
+			owners[o] = true
+		}
+	}
+	require.Len(t, owners, 2, "the leaving member's resources should move to both others")
+	require.NoError(t, now.clients[second].Shutdown(context.Background()))
+
+	settled := make(chan error, 1)
+	require.NoError(t, s.sendPart(old, leaving, part, func(err error) { settled <- err }),
+		"a part queued in part was refused")
+	select {
+	case err := <-settled:
+		t.Fatalf("the part settled (%v) before the frames left over were delivered", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	assert.Positive(t, s.fleet.waitingFor(now, second), "the frames left over are not counted for their owner")
+
+	// The refusing member leaves: what waited for it goes to the other,
+	// and the part settles.
+	firstID := now.members.ID(first)
+	src.set(fleetMembers[memberNumber(firstID)].member)
+	applied(t, s, firstID)
+	select {
+	case err := <-settled:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("part not settled")
+	}
+	got := hashesOf(fleetMembers[memberNumber(firstID)].rec)
+	for _, fr := range part {
+		assert.Contains(t, got, fr.Key)
+	}
+}
+
+// memberNumber returns N of "consumer-N".
+func memberNumber(id string) int {
+	var n int
+	_, _ = fmt.Sscanf(id, "consumer-%d", &n)
+	return n
 }
