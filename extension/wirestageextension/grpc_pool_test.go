@@ -18,9 +18,9 @@ import (
 // countingPool is a mem.BufferPool that counts the buffers it hands out
 // and those that come back, as grpc-go's pool would get them back.
 type countingPool struct {
-	mu       sync.Mutex
-	gets     int
-	puts     int
+	mu   sync.Mutex
+	gets int
+	puts int
 }
 
 func (p *countingPool) Get(n int) *[]byte {
