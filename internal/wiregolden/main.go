@@ -491,6 +491,22 @@ func everyValue(m pcommon.Map) {
 	nan := m.PutEmptySlice("slice.nan") // AsString renders it empty: JSON has no NaN
 	nan.AppendEmpty().SetDouble(math.NaN())
 	m.PutEmptyMap("map.inf").PutDouble("inf", math.Inf(1))
+	// Strings JSON must escape, in a map (keys sorted, as AsString sorts
+	// them) and a slice.
+	esc := m.PutEmptyMap("json")
+	texts := []string{"quote\"", "back\\slash", "nl\n tab\t cr\r", "ctl\x01\x1f", "<html>&amp;", "é ü 😀",
+		"line\u2028sep\u2029", "del\x7f", "/slash"}
+	sl := m.PutEmptySlice("json.slice")
+	for i, text := range texts {
+		esc.PutStr(fmt.Sprintf("k%d %s", i, text), text)
+		sl.AppendEmpty().SetStr(text)
+	}
+	for _, f := range []float64{1e21, 1e20, 1e-7, 1e-6, -0.0, 123456.789, 5e-324, math.MaxFloat64, 0.1} {
+		sl.AppendEmpty().SetDouble(f)
+	}
+	sl.AppendEmpty().SetInt(math.MinInt64)
+	sl.AppendEmpty().SetEmptyBytes()
+	esc.PutEmptyMap("nested").PutEmptySlice("s").AppendEmpty().SetEmptyMap().PutBool("b", true)
 	m.PutEmptySlice("slice.empty")
 	m.PutEmptyMap("map.empty")
 }
@@ -904,6 +920,19 @@ func attributeShapes(num int) [][]byte {
 		// A KeyValue of 128 bytes: its length takes two bytes (0x80 0x01).
 		kv("kv128", str(1, long(117))),
 		kv(long(130), str(1, "long key")),
+		// A key and a value whose lengths are exactly 128 (0x80 0x01).
+		kv(long(128), str(1, "key128")),
+		kv("value128", str(1, long(126))),
+		kv("value.unknown.after", cat(vint(3, 9))),
+		keyValue(str(1, "kv.unknown.after"), m(2, str(1, "v")), vint(9, 1)),
+		keyValue(),
+		// The key again after the value: the last key wins, and the value
+		// does not swallow it.
+		keyValue(str(1, "kv.first.key"), m(2, str(1, "v")), str(1, "kv.second.key")),
+		// A 128-byte key (length 0x80 0x01) ending in 0x12, followed by a
+		// 17-byte value: read with a one-byte length (0x80), the bytes
+		// would split into another key and value.
+		kv(long(127)+"\x12", str(1, long(15))),
 		kv("long.value", str(1, long(200))),
 		kv("bytes", str(7, "\x00\x01")),
 		kv("strindex", vint(8, 3)),
@@ -939,6 +968,17 @@ func malformedVectors() []source {
 		{name: "malformed/resource-attribute-truncated", signal: "traces", b: m(1, m(1, m(1, []byte{0x0a, 0x05, 'k'})), spanScope), err: "truncated", errAt: "resource"},
 		{name: "malformed/resource-value-wire-type", signal: "logs", b: m(1, m(1, kv("k", vint(1, 1))), m(2, m(2))), err: "wire_type", errAt: "resource"},
 		{name: "malformed/resource-entity-ref", signal: "metrics", b: m(1, m(1, kv("k", str(1, "v")), m(3, []byte{0x0f}))), err: "bad_wire", errAt: "resource"},
+		{name: "malformed/resource-kv-one-byte", signal: "logs", b: m(1, m(1, m(1, []byte{0x0a})), m(2, m(2))), err: "truncated", errAt: "resource"},
+		{name: "malformed/resource-key-overrun", signal: "logs", b: m(1, m(1, m(1, []byte{0x0a, 0x09, 'a', 'b'})), m(2, m(2))), err: "truncated", errAt: "resource"},
+		{name: "malformed/resource-value-overrun", signal: "logs", b: m(1, m(1, m(1, []byte{0x0a, 0x01, 'k', 0x12, 0x09, 0x08})), m(2, m(2))), err: "truncated", errAt: "resource"},
+		{name: "malformed/resource-int-overflow", signal: "traces", b: m(1, m(1, kv("k", []byte{0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})), spanScope), err: "overflow", errAt: "resource"},
+		{name: "malformed/resource-int-truncated", signal: "traces", b: m(1, m(1, kv("k", []byte{0x18, 0x80})), spanScope), err: "truncated", errAt: "resource"},
+		{name: "malformed/resource-str-overrun", signal: "traces", b: m(1, m(1, kv("k", []byte{0x0a, 0x05, 'a'})), spanScope), err: "truncated", errAt: "resource"},
+		{name: "malformed/resource-double-short", signal: "metrics", b: m(1, m(1, kv("k", []byte{0x21, 1, 2, 3}))), err: "truncated", errAt: "resource"},
+		{name: "malformed/resource-bool-len", signal: "metrics", b: m(1, m(1, kv("k", []byte{0x12, 0x00}))), err: "wire_type", errAt: "resource"},
+		{name: "malformed/resource-nested-bad", signal: "logs", b: m(1, m(1, kv("k", m(6, m(1, str(1, "a"), m(2, []byte{0x21, 0})))))), err: "truncated", errAt: "resource"},
+		// A value declaring 128 bytes (0x80 0x01) with 127 left.
+		{name: "malformed/resource-value128-truncated", signal: "logs", b: m(1, m(1, m(1, cat([]byte{0x0a, 0x01, 'k', 0x12, 0x80, 0x01}, bytes.Repeat([]byte{'v'}, 127)))), m(2, m(2))), err: "truncated", errAt: "resource"},
 		{name: "malformed/resource-dropped-wire-type", signal: "traces", b: m(1, m(1, str(2, "x")), spanScope), err: "wire_type", errAt: "resource"},
 	}
 }
