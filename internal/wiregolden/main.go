@@ -131,11 +131,24 @@ func main() {
 	for _, v := range vectors() {
 		g.Vectors = append(g.Vectors, v.record())
 	}
-	b, err := json.MarshalIndent(g, "", " ")
+	// One vector per line: compact, and a change shows as the lines of the
+	// vectors it touches.
+	b, err := json.Marshal(g.Comment)
 	if err != nil {
 		log.Fatal(err)
 	}
-	b = append(b, '\n')
+	b = append(append([]byte(`{"comment": `), b...), `, "vectors": [`...)
+	for i, v := range g.Vectors {
+		line, err := json.Marshal(v)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(b, "\n"...), line...)
+	}
+	b = append(b, "\n]}\n"...)
 	if old, err := os.ReadFile(*out); err == nil && bytes.Equal(old, b) {
 		return
 	}
