@@ -939,6 +939,11 @@ func attributeShapes(num int) [][]byte {
 		kv("value.unknown.after", cat(vint(3, 9))),
 		keyValue(str(1, "kv.unknown.after"), m(2, str(1, "v")), vint(9, 1)),
 		keyValue(),
+		// A scalar followed by another member: the last member wins.
+		kv("bool.then.int", cat(vint(2, 1), vint(3, 5))),
+		kv("int.then.bool", cat(vint(3, 5), vint(2, 1))),
+		kv("double.then.str", cat(fix64(4, 0x3ff8000000000000), str(1, "s"))),
+		kv("str.then.double", cat(str(1, "s"), fix64(4, 0x3ff8000000000000))),
 		// The key again after the value: the last key wins, and the value
 		// does not swallow it.
 		keyValue(str(1, "kv.first.key"), m(2, str(1, "v")), str(1, "kv.second.key")),
@@ -992,6 +997,8 @@ func malformedVectors() []source {
 		{name: "malformed/resource-nested-bad", signal: "logs", b: m(1, m(1, kv("k", m(6, m(1, str(1, "a"), m(2, []byte{0x21, 0})))))), err: "truncated", errAt: "resource"},
 		// A value declaring 128 bytes (0x80 0x01) with 127 left.
 		{name: "malformed/resource-value128-truncated", signal: "logs", b: m(1, m(1, m(1, cat([]byte{0x0a, 0x01, 'k', 0x12, 0x80, 0x01}, bytes.Repeat([]byte{'v'}, 127)))), m(2, m(2))), err: "truncated", errAt: "resource"},
+		{name: "malformed/resource-bool-truncated", signal: "logs", b: m(1, m(1, kv("k", []byte{0x10, 0x80})), m(2, m(2))), err: "truncated", errAt: "resource"},
+		{name: "malformed/resource-str-short", signal: "logs", b: m(1, m(1, kv("k", []byte{0x0a, 0x03, 'a', 'b'})), m(2, m(2))), err: "truncated", errAt: "resource"},
 		{name: "malformed/resource-dropped-wire-type", signal: "traces", b: m(1, m(1, str(2, "x")), spanScope), err: "wire_type", errAt: "resource"},
 	}
 }
