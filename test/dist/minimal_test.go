@@ -28,7 +28,10 @@ const ourModule = "github.com/otelcol-sdp/otelcol-sdp"
 // `replaces:` points there). It then checks that the Collector it produces
 // lists our processors and runs a pipeline through both of them: the demo
 // harness sends every signal over gRPC and HTTP, and every item must be
-// counted by wirecount and reach the sidecars through sdpshard.
+// counted by wirecount and reach the sidecars through sdpshard. Every
+// Collector configuration in examples/ must also pass `validate` in it, as
+// it does in otelcol-sdp (test/e2e): the README's manifest builds a
+// Collector that runs the examples.
 func TestMinimalDistributionBuilds(t *testing.T) {
 	ocb := testbin.Path(t, testbin.OCBEnv)
 	root := testbin.RepoRoot(t)
@@ -65,6 +68,27 @@ func TestMinimalDistributionBuilds(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^\s+- name: ` + name + `\n\s+module: ` + regexp.QuoteMeta(ourModule) + ` `).MatchString(components) {
 			t.Errorf("the minimal distribution does not list processor %s from %s:\n%s", name, ourModule, components)
 		}
+	}
+
+	examples, err := filepath.Glob(filepath.Join(root, "examples", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	validated := 0
+	for _, file := range examples {
+		if strings.HasPrefix(filepath.Base(file), "builder-config") {
+			continue // an ocb manifest, not a Collector configuration
+		}
+		validated++
+		t.Run("validate/"+filepath.Base(file), func(t *testing.T) {
+			out, err := testbin.Command(work, nil, bin, "validate", "--config", file).CombinedOutput()
+			if err != nil {
+				t.Errorf("%s validate --config %s: %v\n%s", parsed.Dist.Name, file, err, out)
+			}
+		})
+	}
+	if validated == 0 {
+		t.Error("no Collector configuration found in examples/")
 	}
 
 	opts := demo.Options{
