@@ -239,8 +239,12 @@ func TestGoldenMalformed(t *testing.T) {
 				t.Fatalf("unknown reason %q", v.Error)
 			}
 			req := NewRequest(v.signal(t), v.Request)
-			if v.ErrorAt == "resource" {
+			switch v.ErrorAt {
+			case "resource":
 				checkMalformedResource(t, req, reason)
+				return
+			case "items":
+				checkMalformedItems(t, req, reason)
 				return
 			}
 			n, err := req.ItemCount()
@@ -327,6 +331,55 @@ func checkMalformedResource(t *testing.T, req Request, reason error) {
 	}
 	if failed == 0 {
 		t.Fatal("no resource")
+	}
+}
+
+// checkMalformedItems: a request whose item is malformed inside counts
+// (counting does not look inside items), but iterating over the items, or
+// the data points of a metric, fails with the reason.
+func checkMalformedItems(t *testing.T, req Request, reason error) {
+	t.Helper()
+	if _, err := req.ItemCount(); err != nil {
+		t.Fatalf("ItemCount: %v; counting does not read inside items", err)
+	}
+	var found error
+	for rd, err := range req.Resources() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for sd, err := range rd.Scopes() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			note := func(err error) {
+				if err != nil && found == nil {
+					found = err
+				}
+			}
+			switch req.Signal() {
+			case SignalTraces:
+				for _, err := range sd.Spans() {
+					note(err)
+				}
+			case SignalLogs:
+				for _, err := range sd.LogRecords() {
+					note(err)
+				}
+			case SignalMetrics:
+				for m, err := range sd.Metrics() {
+					note(err)
+					if err != nil {
+						continue
+					}
+					for _, err := range m.NumberDataPoints() {
+						note(err)
+					}
+				}
+			}
+		}
+	}
+	if !errors.Is(found, ErrMalformed) || !errors.Is(found, reason) {
+		t.Fatalf("iterating over the items: %v, want %v", found, reason)
 	}
 }
 

@@ -70,7 +70,8 @@ type (
 		// ErrMalformed ("" for valid requests); PdataAccepts is pdata's verdict.
 		Error string `json:"error,omitempty"`
 		// ErrorAt is where otlpwire meets the error: "" when counting,
-		// "resource" when reading the resource (counting walks past it).
+		// "resource" when reading the resource, "items" when iterating over
+		// the items (counting walks past both).
 		ErrorAt      string     `json:"errorAt,omitempty"`
 		PdataAccepts bool       `json:"pdataAccepts"`
 		Items        int        `json:"items"`
@@ -856,6 +857,7 @@ func edgeVectors() []source {
 		{name: "edge/scope-without-items", signal: "metrics", b: cat(m(1, m(2, m(1, str(1, "s")))))},
 		{name: "edge/unknown-fields-every-level", signal: "traces", b: cat(
 			vint(99, 1),
+			str(7, "an unknown LEN field of the request, not a resource"),
 			m(1,
 				str(77, "unknown"),
 				m(1, kv("k", str(1, "v")), fix64(50, 3)),
@@ -999,6 +1001,10 @@ func malformedVectors() []source {
 		{name: "malformed/resource-value128-truncated", signal: "logs", b: m(1, m(1, m(1, cat([]byte{0x0a, 0x01, 'k', 0x12, 0x80, 0x01}, bytes.Repeat([]byte{'v'}, 127)))), m(2, m(2))), err: "truncated", errAt: "resource"},
 		{name: "malformed/resource-bool-truncated", signal: "logs", b: m(1, m(1, kv("k", []byte{0x10, 0x80})), m(2, m(2))), err: "truncated", errAt: "resource"},
 		{name: "malformed/resource-str-short", signal: "logs", b: m(1, m(1, kv("k", []byte{0x0a, 0x03, 'a', 'b'})), m(2, m(2))), err: "truncated", errAt: "resource"},
+		// In an item: counting does not look inside, iterating does.
+		{name: "malformed/span-second-field", signal: "traces", b: m(1, m(2, m(2, str(5, "s"), vint(7, 1)))), err: "wire_type", errAt: "items"},
+		{name: "malformed/log-record-last-field", signal: "logs", b: m(1, m(2, m(2, fix64(1, 5), str(3, "INFO"), []byte{0x2a, 0x05}))), err: "truncated", errAt: "items"},
+		{name: "malformed/data-point-second-field", signal: "metrics", b: m(1, m(2, m(2, str(1, "g"), m(5, m(1, fix64(3, 1), str(4, "x")))))), err: "wire_type", errAt: "items"},
 		{name: "malformed/resource-dropped-wire-type", signal: "traces", b: m(1, m(1, str(2, "x")), spanScope), err: "wire_type", errAt: "resource"},
 	}
 }
