@@ -246,6 +246,28 @@ func TestGoldenMalformed(t *testing.T) {
 			case "items":
 				checkMalformedItems(t, req, reason)
 				return
+			case "layout":
+				for rd, err := range req.Resources() {
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := rd.Resource(); !errors.Is(err, reason) {
+						t.Fatalf("Resource: %v, want %v", err, reason)
+					}
+					if _, err := rd.SchemaURL(); !errors.Is(err, reason) {
+						t.Fatalf("SchemaURL: %v, want %v", err, reason)
+					}
+					n := 0
+					for _, err := range rd.Scopes() {
+						n++
+						if !errors.Is(err, reason) {
+							t.Fatalf("Scopes: %v, want %v", err, reason)
+						}
+					}
+					if n != 1 {
+						t.Fatalf("Scopes yields %d times, want one error", n)
+					}
+				}
 			}
 			n, err := req.ItemCount()
 			if !errors.Is(err, ErrMalformed) || !errors.Is(err, reason) || n != 0 {

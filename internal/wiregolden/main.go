@@ -71,7 +71,8 @@ type (
 		Error string `json:"error,omitempty"`
 		// ErrorAt is where otlpwire meets the error: "" when counting,
 		// "resource" when reading the resource, "items" when iterating over
-		// the items (counting walks past both).
+		// the items (counting walks past both), "layout" when counting and
+		// reading the ResourceX message alike.
 		ErrorAt      string     `json:"errorAt,omitempty"`
 		PdataAccepts bool       `json:"pdataAccepts"`
 		Items        int        `json:"items"`
@@ -967,6 +968,7 @@ func malformedVectors() []source {
 	valid := m(1, spanScope)
 	return []source{
 		{name: "malformed/truncated-length", signal: "traces", b: valid[:len(valid)-1], err: "truncated"},
+		{name: "malformed/tag-only", signal: "logs", b: []byte{0x0a}, err: "truncated"},
 		{name: "malformed/truncated-varint", signal: "metrics", b: []byte{0x0a, 0x80}, err: "truncated"},
 		{name: "malformed/varint-overflow", signal: "logs", b: []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, err: "overflow"},
 		{name: "malformed/length-too-big", signal: "logs", b: []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, err: "bad_length"},
@@ -1005,6 +1007,10 @@ func malformedVectors() []source {
 		{name: "malformed/span-second-field", signal: "traces", b: m(1, m(2, m(2, str(5, "s"), vint(7, 1)))), err: "wire_type", errAt: "items"},
 		{name: "malformed/log-record-last-field", signal: "logs", b: m(1, m(2, m(2, fix64(1, 5), str(3, "INFO"), []byte{0x2a, 0x05}))), err: "truncated", errAt: "items"},
 		{name: "malformed/data-point-second-field", signal: "metrics", b: m(1, m(2, m(2, str(1, "g"), m(5, m(1, fix64(3, 1), str(4, "x")))))), err: "wire_type", errAt: "items"},
+		// In the ResourceSpans itself: counting and every reading fail.
+		{name: "malformed/tag-only-in-resource", signal: "traces", b: m(1, m(2, m(2)), []byte{0x12}), err: "truncated", errAt: "layout"},
+		{name: "malformed/field-zero-in-resource", signal: "traces", b: m(1, m(2, m(2)), []byte{0x02, 0x00}), err: "field_zero", errAt: "layout"},
+		{name: "malformed/resource-field-wire-type", signal: "logs", b: m(1, vint(1, 1), m(2, m(2))), err: "wire_type", errAt: "layout"},
 		{name: "malformed/resource-dropped-wire-type", signal: "traces", b: m(1, m(1, str(2, "x")), spanScope), err: "wire_type", errAt: "resource"},
 	}
 }
