@@ -859,10 +859,11 @@ func edgeVectors() []source {
 		{name: "edge/unknown-fields-every-level", signal: "traces", b: cat(
 			vint(99, 1),
 			str(7, "an unknown LEN field of the request, not a resource"),
+			vint(17, 1), // the first field number past every schema's table
 			m(1,
 				str(77, "unknown"),
 				m(1, kv("k", str(1, "v")), fix64(50, 3)),
-				m(2, vint(60, 1), m(1, str(1, "s"), vint(9, 5)), m(2, span("a"), vint(99, 2)), m(2, span("b")), str(40, "x")),
+				m(2, vint(60, 1), m(1, str(1, "s"), vint(9, 5)), m(2, span("a"), vint(99, 2)), m(2, span("b"), vint(17, 3)), str(40, "x")),
 			),
 			fix64(98, 7),
 		)},
