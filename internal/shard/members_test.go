@@ -92,6 +92,31 @@ func TestFleetMembersIgnoreOrderAndRepeats(t *testing.T) {
 	}
 }
 
+// TestFleetOwnerIsTheHighestScore pins rendezvous hashing itself: the owner
+// of a key is the member whose score mix64(key ^ seed) is the highest, and
+// the assignment of a few keys is pinned too, since a change would move
+// keys between replicas of different versions.
+func TestFleetOwnerIsTheHighestScore(t *testing.T) {
+	m := FleetMembers(memberIDs(5))
+	keys := SampleKeys(1000)
+	for _, k := range keys {
+		owner := m.Owner(k)
+		for i := range m.Len() {
+			if i != owner && mix64(k^memberSeed(m.ID(i))) >= mix64(k^memberSeed(m.ID(owner))) {
+				t.Fatalf("Owner(%#x) = %d, but member %d scores at least as high", k, owner, i)
+			}
+		}
+	}
+	var got []string
+	for _, k := range keys[:8] {
+		got = append(got, m.ID(m.Owner(k)))
+	}
+	want := []string{"consumer-4", "consumer-4", "consumer-2", "consumer-2", "consumer-4", "consumer-1", "consumer-2", "consumer-0"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("owners of the first sample keys:\n got %q\nwant %q", got, want)
+	}
+}
+
 // TestStaticMembersAssignLikeJump pins that a static endpoints list keeps
 // the assignment it had before fleets: Jump over the list's indexes.
 func TestStaticMembersAssignLikeJump(t *testing.T) {
@@ -103,6 +128,12 @@ func TestStaticMembersAssignLikeJump(t *testing.T) {
 	}
 	if i, ok := m.Index("tcp://a:1"); !ok || i != 1 {
 		t.Errorf("Index keeps the given order: got %d, %v, want 1", i, ok)
+	}
+	if i, ok := m.Index("tcp://b:1"); !ok || i != 0 {
+		t.Errorf("Index of the first member: got %d, %v, want 0, true", i, ok)
+	}
+	if i, ok := m.Index("tcp://d:1"); ok || i != -1 {
+		t.Errorf("Index of a stranger: got %d, %v, want -1, false", i, ok)
 	}
 	if Jump(defaultKey, 7) != DefaultShard {
 		t.Error("the default key does not land on DefaultShard")

@@ -57,12 +57,15 @@ type Router struct {
 // (and also otlpwire.ErrHashVersion when s.HashVersion is not a defined
 // version).
 func NewRouter(s RouterSettings) (*Router, error) {
-	switch {
-	case !s.HashVersion.Valid():
+	// Plain ifs rather than a switch: coverage profiles do not count case
+	// expressions, so mutation testing could not see these checks run.
+	if !s.HashVersion.Valid() {
 		return nil, fmt.Errorf("%w: %w %d", ErrInvalidSettings, otlpwire.ErrHashVersion, s.HashVersion)
-	case s.Shards < 1:
+	}
+	if s.Shards < 1 {
 		return nil, fmt.Errorf("%w: %d shards, want at least 1", ErrInvalidSettings, s.Shards)
-	case s.MaxFrameBytes < 1 || s.MaxFrameBytes > sdp.MaxArrayLen:
+	}
+	if s.MaxFrameBytes < 1 || s.MaxFrameBytes > sdp.MaxArrayLen {
 		return nil, fmt.Errorf("%w: max frame bytes %d outside [1, %d]", ErrInvalidSettings, s.MaxFrameBytes, sdp.MaxArrayLen)
 	}
 	return &Router{

@@ -213,8 +213,8 @@ func TestRouteSplitsLargeResources(t *testing.T) {
 			t.Errorf("resource %#x in %d frames, want at least 10 (200 KiB in 16 KiB frames)", h, n)
 		}
 	}
-	if len(spans) != 400 || f.Items != 400 {
-		t.Fatalf("got %d distinct spans (Items %d), want 400", len(spans), f.Items)
+	if len(spans) != 400 || f.Items != 400 || f.Resources != 2 {
+		t.Fatalf("got %d distinct spans (Items %d) of %d resources, want 400 of 2", len(spans), f.Items, f.Resources)
 	}
 	for name, n := range spans {
 		if n != 1 {
@@ -270,6 +270,95 @@ func TestNewRouterValidates(t *testing.T) {
 			t.Errorf("NewRouter(%+v) = %v, want ErrInvalidSettings", s, err)
 		}
 	}
+	// The bounds themselves are valid: one shard, frames of 1 byte up to
+	// sdp.MaxArrayLen.
+	for _, s := range []RouterSettings{
+		{Shards: 1, MaxFrameBytes: 1, HashVersion: otlpwire.HashV2},
+		{Shards: 1, MaxFrameBytes: sdp.MaxArrayLen, HashVersion: otlpwire.HashV1},
+	} {
+		r, err := NewRouter(s)
+		if err != nil || r.Shards() != 1 {
+			t.Errorf("NewRouter(%+v) = %v, %v, want a router of 1 shard", s, r, err)
+		}
+	}
+}
+
+// MaxFrameBytes is inclusive: a resource whose request is exactly that
+// size is framed whole, at the cost of a resource below the limit (one
+// allocation for the frame), not cut through the splitting path, which
+// allocates its scratch on first use.
+func TestRouteFramesAResourceOfExactlyMaxFrameBytesWhole(t *testing.T) {
+	req := marshal(t, makeTraces(1, 3, 10))
+	size := -1
+	for rd, err := range req.Resources() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		size = otlpwire.RequestSize(rd)
+	}
+	route := func(maxFrame int) (*Frames, float64) {
+		r, err := NewRouter(RouterSettings{Shards: 3, MaxFrameBytes: maxFrame, HashVersion: otlpwire.HashV2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f Frames
+		if err := r.Route(req, &f); err != nil {
+			t.Fatal(err)
+		}
+		allocs := testing.AllocsPerRun(10, func() {
+			var fresh Frames
+			if err := r.Route(req, &fresh); err != nil {
+				t.Fatal(err)
+			}
+		})
+		return &f, allocs
+	}
+	exact, exactAllocs := route(size)
+	roomy, roomyAllocs := route(size + 1)
+	if exact.Frames != 1 || exact.Resources != 1 || exact.Items != 3 {
+		t.Fatalf("MaxFrameBytes = request size %d: %d frames, %d resources, %d items; want 1, 1, 3",
+			size, exact.Frames, exact.Resources, exact.Items)
+	}
+	if got, want := frameBytes(exact), frameBytes(roomy); !bytes.Equal(got, want) {
+		t.Fatal("the frame at the exact limit differs from the frame with room to spare")
+	}
+	if exactAllocs != roomyAllocs {
+		t.Fatalf("routing into a fresh Frames at the exact limit allocated %.1f times, %.1f with room to spare: the resource took the splitting path",
+			exactAllocs, roomyAllocs)
+	}
+	// One byte less and the resource is cut in two.
+	if below, _ := route(size - 1); below.Frames != 2 || below.Resources != 1 || below.Items != 3 {
+		t.Fatalf("MaxFrameBytes one below the request size: %d frames, %d resources, %d items; want 2, 1, 3",
+			below.Frames, below.Resources, below.Items)
+	}
+}
+
+// frameBytes concatenates the bytes of every frame in f, by shard.
+func frameBytes(f *Frames) []byte {
+	var b []byte
+	for _, fs := range f.ByShard {
+		for _, fr := range fs {
+			b = append(b, fr.Bytes...)
+		}
+	}
+	return b
+}
+
+// appendOwned returns memory of its own even when there is nothing to
+// append, where append would hand back the caller's array.
+func TestAppendOwnedNeverSharesTheHead(t *testing.T) {
+	for _, more := range [][]byte{nil, {}, {7, 8}} {
+		head := []byte{1, 2, 3}
+		got := appendOwned(head, more)
+		want := append([]byte{1, 2, 3}, more...)
+		if !bytes.Equal(got, want) || len(got) != cap(got) {
+			t.Fatalf("appendOwned(%v, %v) = %v (cap %d), want %v at full capacity", head, more, got, cap(got), want)
+		}
+		got[0] = 9
+		if head[0] != 1 {
+			t.Fatalf("appendOwned(head, %v) returned head's own array", more)
+		}
+	}
 }
 
 func TestNewRouterRefusesUnknownHashVersions(t *testing.T) {
@@ -314,20 +403,42 @@ func TestRouteAllocationsPerRequest(t *testing.T) {
 // scratch has grown.
 func TestRouteAllocationsWhenSplitting(t *testing.T) {
 	req := marshal(t, makeTraces(2, 200, 1000))
-	r, _ := NewRouter(RouterSettings{Shards: 3, MaxFrameBytes: 16 << 10, HashVersion: otlpwire.HashV2})
-	var f Frames
-	if err := r.Route(req, &f); err != nil {
-		t.Fatal(err)
-	}
-	// SplitResource allocates its iterator state once per call, that is,
-	// once per resource it cuts.
-	allocs := testing.AllocsPerRun(20, func() {
+	// The second limit is the largest chunk the first one gives, so that a
+	// chunk fills its frame to the last byte: the scratch must hold it.
+	fullest := 0
+	for _, maxFrame := range []int{16 << 10, 0} {
+		if maxFrame == 0 {
+			maxFrame = fullest
+		}
+		r, err := NewRouter(RouterSettings{Shards: 3, MaxFrameBytes: maxFrame, HashVersion: otlpwire.HashV2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f Frames
 		if err := r.Route(req, &f); err != nil {
 			t.Fatal(err)
 		}
-	})
-	if want := float64(f.Frames + 2); allocs > want {
-		t.Fatalf("Route allocated %.1f times for %d frames of 2 resources, want at most %.0f", allocs, f.Frames, want)
+		largest := 0
+		for _, fs := range f.ByShard {
+			for _, fr := range fs {
+				largest = max(largest, len(fr.Bytes)-sdp.ResourceHeaderSize)
+			}
+		}
+		if largest > maxFrame || (fullest != 0 && largest != maxFrame) {
+			t.Fatalf("MaxFrameBytes %d: the largest frame carries %d bytes of OTLP", maxFrame, largest)
+		}
+		fullest = largest
+		// The scratch, sized for the largest chunk, is kept: neither it nor
+		// SplitResource's buffer is allocated again.
+		allocs := testing.AllocsPerRun(20, func() {
+			if err := r.Route(req, &f); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if want := float64(f.Frames); allocs != want || f.Frames < 20 {
+			t.Fatalf("MaxFrameBytes %d: Route allocated %.1f times for %d frames of 2 resources, want %.0f",
+				maxFrame, allocs, f.Frames, want)
+		}
 	}
 }
 
