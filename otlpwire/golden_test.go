@@ -739,7 +739,12 @@ func TestGoldenSplit(t *testing.T) {
 					if want.MinChunk > whole {
 						t.Fatalf("resource %d: pdata's single-item request (%d bytes) is larger than the resource (%d)", i, want.MinChunk, whole)
 					}
-					limits = append(limits, want.MinChunk, want.MinChunk+1, (want.MinChunk+whole)/2, whole-1)
+					limits = append(limits, want.MinChunk, want.MinChunk+1, whole-1)
+					// A sweep between, so that scopes and metrics are cut
+					// with items pending at every kind of boundary.
+					for step := 1; step < 8; step++ {
+						limits = append(limits, want.MinChunk+(whole-want.MinChunk)*step/8)
+					}
 				}
 				for _, limit := range limits {
 					checkSplit(t, fmt.Sprintf("resource %d limit %d", i, limit), sig, rd, limit, want)

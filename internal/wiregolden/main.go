@@ -1012,6 +1012,9 @@ func malformedVectors() []source {
 		{name: "malformed/tag-only-in-resource", signal: "traces", b: m(1, m(2, m(2)), []byte{0x12}), err: "truncated", errAt: "layout"},
 		{name: "malformed/field-zero-in-resource", signal: "traces", b: m(1, m(2, m(2)), []byte{0x02, 0x00}), err: "field_zero", errAt: "layout"},
 		{name: "malformed/resource-field-wire-type", signal: "logs", b: m(1, vint(1, 1), m(2, m(2))), err: "wire_type", errAt: "layout"},
+		{name: "malformed/resource-slice-first-element", signal: "logs", b: m(1, m(1, kv("k", m(5, m(1, []byte{0x21, 0}), m(1, str(1, "ok"))))), m(2, m(2))), err: "truncated", errAt: "resource"},
+		{name: "malformed/resource-slice-second-element", signal: "logs", b: m(1, m(1, kv("k", m(5, m(1, str(1, "ok")), m(1, []byte{0x21, 0})))), m(2, m(2))), err: "truncated", errAt: "resource"},
+		{name: "malformed/resource-kvlist-second-entry", signal: "traces", b: m(1, m(1, kv("k", m(6, m(1, str(1, "a"), m(2, str(1, "x"))), m(1, str(1, "b"), m(2, vint(1, 1)))))), spanScope), err: "wire_type", errAt: "resource"},
 		{name: "malformed/resource-dropped-wire-type", signal: "traces", b: m(1, m(1, str(2, "x")), spanScope), err: "wire_type", errAt: "resource"},
 	}
 }
