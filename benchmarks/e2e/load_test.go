@@ -95,6 +95,9 @@ func TestLoadIntoFloor(t *testing.T) {
 					t.Fatalf("%s %s %q: %v", signal, proto, compression, err)
 				}
 				want[signal] += res.Items
+				if res.Latency.P50 <= 0 || res.Latency.P99 < res.Latency.P50 || res.Latency.P99 > res.Elapsed {
+					t.Errorf("%s %s %q: latency p50 %v, p99 %v over a run of %v", signal, proto, compression, res.Latency.P50, res.Latency.P99, res.Elapsed)
+				}
 			}
 		}
 	}

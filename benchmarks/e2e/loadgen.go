@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +57,27 @@ type LoadResult struct {
 	Items    int64
 	Retries  int64
 	Elapsed  time.Duration
+	// Latency is the spread of the requests' latencies: from a request's
+	// first attempt until it was answered with success, retries and their
+	// waits included, as a client that retries sees it.
+	Latency Latency
+}
+
+// Latency is the 50th and 99th percentile of request latencies.
+type Latency struct {
+	P50, P99 time.Duration
+}
+
+// latencyOf returns the percentiles of ds (sorted in place); zero when
+// empty. A percentile is the smallest latency at least that share of the
+// requests did not exceed (nearest rank).
+func latencyOf(ds []time.Duration) Latency {
+	if len(ds) == 0 {
+		return Latency{}
+	}
+	slices.Sort(ds)
+	rank := func(p int) time.Duration { return ds[(len(ds)*p+99)/100-1] }
+	return Latency{P50: rank(50), P99: rank(99)}
 }
 
 // sender sends one request and reports whether a failure may be retried.
@@ -87,11 +109,13 @@ func (l Load) Run(ctx context.Context) (LoadResult, error) {
 		wg                  sync.WaitGroup
 		deadline            time.Time
 	)
+	// One slice of latencies per client, merged once all have stopped.
+	latencies := make([][]time.Duration, len(senders))
 	start := time.Now()
 	if l.Duration > 0 {
 		deadline = start.Add(l.Duration)
 	}
-	for _, s := range senders {
+	for i, s := range senders {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -103,16 +127,21 @@ func (l Load) Run(ctx context.Context) (LoadResult, error) {
 				} else if next.Add(1) > int64(l.Requests) {
 					return
 				}
+				sent := time.Now()
 				if err := sendWithRetry(ctx, s, &retries); err != nil {
 					cancel(err)
 					return
 				}
+				latencies[i] = append(latencies[i], time.Since(sent))
 				done.Add(1)
 			}
 		}()
 	}
 	wg.Wait()
-	res := LoadResult{Requests: done.Load(), Items: done.Load() * int64(l.Payload.Items), Retries: retries.Load(), Elapsed: time.Since(start)}
+	res := LoadResult{
+		Requests: done.Load(), Items: done.Load() * int64(l.Payload.Items), Retries: retries.Load(), Elapsed: time.Since(start),
+		Latency: latencyOf(slices.Concat(latencies...)),
+	}
 	if err := context.Cause(ctx); err != nil {
 		return res, err
 	}

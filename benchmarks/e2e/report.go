@@ -43,6 +43,10 @@ type Row struct {
 	// (procstat.Usage.PeakAnon): 0 when unknown.
 	PeakAnonMB     float64
 	SidecarsAnonMB float64
+	// LatencyP50Ms and LatencyP99Ms are the medians over the rounds of each
+	// round's request latency percentiles, in milliseconds; LatencyP99MaxMs
+	// is the largest round's 99th percentile.
+	LatencyP50Ms, LatencyP99Ms, LatencyP99MaxMs float64
 	// Kernel is the field-by-field median of the rounds' system calls and
 	// context switches per request; nil when they were not counted.
 	Kernel *KernelFigures
@@ -112,7 +116,7 @@ func Aggregate(ms []Measurement, scenarios []string, baseline, floor string) []R
 				}
 				// In round order, for the paired ratios.
 				slices.SortStableFunc(g, func(a, b Measurement) int { return a.Round - b.Round })
-				var rate, coll, side, total, rss, sideRSS, anon, sideAnon []float64
+				var rate, coll, side, total, rss, sideRSS, anon, sideAnon, p50, p99 []float64
 				var kernel []KernelFigures
 				excluded := true
 				for _, m := range g {
@@ -128,6 +132,8 @@ func Aggregate(ms []Measurement, scenarios []string, baseline, floor string) []R
 					sideRSS = append(sideRSS, f.SidecarsRSSMB)
 					anon = append(anon, f.PeakAnonMB)
 					sideAnon = append(sideAnon, f.SidecarsAnonMB)
+					p50 = append(p50, f.LatencyP50Ms)
+					p99 = append(p99, f.LatencyP99Ms)
 					excluded = excluded && m.StartupExcluded
 				}
 				rows = append(rows, Row{
@@ -136,6 +142,7 @@ func Aggregate(ms []Measurement, scenarios []string, baseline, floor string) []R
 					CPUTotal: median(total), CPUTotalMin: slices.Min(total), CPUTotalMax: slices.Max(total),
 					PeakRSSMB: median(rss), SidecarsRSSMB: median(sideRSS),
 					PeakAnonMB: median(anon), SidecarsAnonMB: median(sideAnon),
+					LatencyP50Ms: median(p50), LatencyP99Ms: median(p99), LatencyP99MaxMs: slices.Max(p99),
 					StartupExcluded: excluded, totals: total, Kernel: medianKernel(kernel),
 				})
 			}
@@ -180,24 +187,24 @@ func ratioTo(rows []Row, r Row, reference string) (ratio, lo, hi float64) {
 // sample shows as a dash.
 func WriteMarkdown(w io.Writer, rows []Row, unavailable []Unavailable, failures []Failure) error {
 	var b strings.Builder
-	b.WriteString("| scenario | signal | proto | items/s | CPU s/M items: collector | sidecars | total (min–max) | vs plain (min–max) | vs floor (min–max) | peak RSS MB: collector | sidecars | peak anon MB: collector | sidecars |\n")
-	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| scenario | signal | proto | items/s | CPU s/M items: collector | sidecars | total (min–max) | vs plain (min–max) | vs floor (min–max) | peak RSS MB: collector | sidecars | peak anon MB: collector | sidecars | latency ms: p50 | p99 (max) |\n")
+	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	footnote := false
 	for _, r := range rows {
 		mark := ""
 		if !r.StartupExcluded {
 			mark, footnote = "*", true
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f%s | %.2f | %.2f (%.2f–%.2f) | %s | %s | %.0f | %.0f | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f%s | %.2f | %.2f (%.2f–%.2f) | %s | %s | %.0f | %.0f | %s | %s |\n",
 			r.Scenario, r.Signal, r.Protocol, thousands(r.ItemsPerSec), r.CPUCollector, mark, r.CPUSidecars,
 			r.CPUTotal, r.CPUTotalMin, r.CPUTotalMax, ratioCell(r.Ratio, r.RatioMin, r.RatioMax),
-			ratioCell(r.FloorRatio, r.FloorRatioMin, r.FloorRatioMax), r.PeakRSSMB, r.SidecarsRSSMB, anonCells(r))
+			ratioCell(r.FloorRatio, r.FloorRatioMin, r.FloorRatioMax), r.PeakRSSMB, r.SidecarsRSSMB, anonCells(r), latencyCells(r))
 	}
 	for _, u := range unavailable {
-		fmt.Fprintf(&b, "| %s | all | all | not available: %s | | | | | | | | | |\n", u.Scenario, escapeCell(u.Reason))
+		fmt.Fprintf(&b, "| %s | all | all | not available: %s | | | | | | | | | | | |\n", u.Scenario, escapeCell(u.Reason))
 	}
 	for _, f := range failures {
-		fmt.Fprintf(&b, "| %s | | | FAILED (round %d): %s | | | | | | | | | |\n", f.Case, f.Round, escapeCell(f.Err.Error()))
+		fmt.Fprintf(&b, "| %s | | | FAILED (round %d): %s | | | | | | | | | | | |\n", f.Case, f.Round, escapeCell(f.Err.Error()))
 	}
 	if footnote {
 		b.WriteString("\n\\* startup and warm-up CPU included: this system offers no way to read a running process's CPU time.\n")
@@ -236,6 +243,15 @@ func anonCells(r Row) string {
 		return "– | –"
 	}
 	return fmt.Sprintf("%.0f | %.0f", r.PeakAnonMB, r.SidecarsAnonMB)
+}
+
+// latencyCells formats the request latency percentiles, or dashes where
+// none was recorded.
+func latencyCells(r Row) string {
+	if r.LatencyP50Ms <= 0 {
+		return "– | –"
+	}
+	return fmt.Sprintf("%.2f | %.2f (%.2f)", r.LatencyP50Ms, r.LatencyP99Ms, r.LatencyP99MaxMs)
 }
 
 // ratioCell formats a ratio with its range, or a dash without one.

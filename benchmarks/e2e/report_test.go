@@ -78,6 +78,11 @@ func TestAggregate(t *testing.T) {
 		measurement("floor", "traces", "grpc", M, time.Second, 3*time.Second, 0, 10),
 	}
 	ms[7].StartupExcluded = false
+	// plain's rounds: p50 1, 3, 2 ms (median 2); p99 10, 30, 20 ms (median
+	// 20, largest 30).
+	for i, l := range []Latency{{time.Millisecond, 10 * time.Millisecond}, {3 * time.Millisecond, 30 * time.Millisecond}, {2 * time.Millisecond, 20 * time.Millisecond}} {
+		ms[i].Latency = l
+	}
 	rows := Aggregate(ms, []string{"plain", "floor", "divert"}, "plain", "floor")
 	if len(rows) != 5 {
 		t.Fatalf("%d rows: %+v", len(rows), rows)
@@ -100,6 +105,9 @@ func TestAggregate(t *testing.T) {
 	near("plain ratio", plain.Ratio, 1)
 	near("plain RSS", plain.PeakRSSMB, 50)
 	near("plain anon", plain.PeakAnonMB, 25)
+	near("plain p50", plain.LatencyP50Ms, 2)
+	near("plain p99", plain.LatencyP99Ms, 20)
+	near("plain p99 max", plain.LatencyP99MaxMs, 30)
 	near("divert anon", divert.PeakAnonMB, 20)
 	near("divert sidecars anon", divert.SidecarsAnonMB, 4)
 	near("divert items/s", divert.ItemsPerSec, 1_000_000)
@@ -162,7 +170,7 @@ func TestAggregate(t *testing.T) {
 
 func TestWriteMarkdown(t *testing.T) {
 	rows := []Row{
-		{Scenario: "plain", Signal: "traces", Protocol: "grpc", Rounds: 3, ItemsPerSec: 1234567.4, CPUCollector: 4, CPUTotal: 4, CPUTotalMin: 3.9, CPUTotalMax: 4.2, Ratio: 1, RatioMin: 1, RatioMax: 1, FloorRatio: 2, FloorRatioMin: 1.9, FloorRatioMax: 2.1, PeakRSSMB: 48.6, PeakAnonMB: 20.4, StartupExcluded: true},
+		{Scenario: "plain", Signal: "traces", Protocol: "grpc", Rounds: 3, ItemsPerSec: 1234567.4, CPUCollector: 4, CPUTotal: 4, CPUTotalMin: 3.9, CPUTotalMax: 4.2, Ratio: 1, RatioMin: 1, RatioMax: 1, FloorRatio: 2, FloorRatioMin: 1.9, FloorRatioMax: 2.1, PeakRSSMB: 48.6, PeakAnonMB: 20.4, LatencyP50Ms: 0.405, LatencyP99Ms: 1.5, LatencyP99MaxMs: 2.25, StartupExcluded: true},
 		{Scenario: "pdata-divert", Signal: "traces", Protocol: "grpc", Rounds: 3, ItemsPerSec: 999.5, CPUCollector: 3.456, CPUSidecars: 1.5, CPUTotal: 4.956, CPUTotalMin: 4.5, CPUTotalMax: 5, Ratio: 1.239, RatioMin: 1.1, RatioMax: 1.3, PeakRSSMB: 52, SidecarsRSSMB: 20.4, PeakAnonMB: 22, SidecarsAnonMB: 8.6},
 		{Scenario: "x", Signal: "logs", Protocol: "http", ItemsPerSec: 10, StartupExcluded: true},
 	}
@@ -173,13 +181,13 @@ func TestWriteMarkdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `| scenario | signal | proto | items/s | CPU s/M items: collector | sidecars | total (min–max) | vs plain (min–max) | vs floor (min–max) | peak RSS MB: collector | sidecars | peak anon MB: collector | sidecars |
-|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|
-| plain | traces | grpc | 1,234,567 | 4.00 | 0.00 | 4.00 (3.90–4.20) | 1.00x (1.00–1.00) | 2.00x (1.90–2.10) | 49 | 0 | 20 | 0 |
-| pdata-divert | traces | grpc | 1,000 | 3.46* | 1.50 | 4.96 (4.50–5.00) | 1.24x (1.10–1.30) | – | 52 | 20 | 22 | 9 |
-| x | logs | http | 10 | 0.00 | 0.00 | 0.00 (0.00–0.00) | – | – | 0 | 0 | – | – |
-| predecode-tee | all | all | not available: unknown type: "wirestage" second \| line | | | | | | | | | |
-| pdata-tee/logs/http | | | FAILED (round 2): sidecars received 99 items, want exactly 100 | | | | | | | | | |
+	want := `| scenario | signal | proto | items/s | CPU s/M items: collector | sidecars | total (min–max) | vs plain (min–max) | vs floor (min–max) | peak RSS MB: collector | sidecars | peak anon MB: collector | sidecars | latency ms: p50 | p99 (max) |
+|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|
+| plain | traces | grpc | 1,234,567 | 4.00 | 0.00 | 4.00 (3.90–4.20) | 1.00x (1.00–1.00) | 2.00x (1.90–2.10) | 49 | 0 | 20 | 0 | 0.41 | 1.50 (2.25) |
+| pdata-divert | traces | grpc | 1,000 | 3.46* | 1.50 | 4.96 (4.50–5.00) | 1.24x (1.10–1.30) | – | 52 | 20 | 22 | 9 | – | – |
+| x | logs | http | 10 | 0.00 | 0.00 | 0.00 (0.00–0.00) | – | – | 0 | 0 | – | – | – | – |
+| predecode-tee | all | all | not available: unknown type: "wirestage" second \| line | | | | | | | | | | | |
+| pdata-tee/logs/http | | | FAILED (round 2): sidecars received 99 items, want exactly 100 | | | | | | | | | | | |
 
 \* startup and warm-up CPU included: this system offers no way to read a running process's CPU time.
 `
@@ -209,5 +217,36 @@ func TestDefaultTargets(t *testing.T) {
 	}
 	if got := DefaultTargets("plain", "floor"); !slices.Equal(got, want) {
 		t.Errorf("got %+v", got)
+	}
+}
+
+func TestLatencyOf(t *testing.T) {
+	ms := func(ns ...int) []time.Duration {
+		out := make([]time.Duration, len(ns))
+		for i, n := range ns {
+			out[i] = time.Duration(n) * time.Millisecond
+		}
+		return out
+	}
+	hundred := make([]int, 100)
+	for i := range hundred {
+		hundred[i] = 100 - i // 100 down to 1
+	}
+	for _, tc := range []struct {
+		in       []time.Duration
+		p50, p99 time.Duration
+	}{
+		{nil, 0, 0},
+		{ms(7), 7 * time.Millisecond, 7 * time.Millisecond},
+		{ms(3, 1, 2), 2 * time.Millisecond, 3 * time.Millisecond},
+		{ms(4, 1, 3, 2), 2 * time.Millisecond, 4 * time.Millisecond},
+		// Nearest rank: p50 is the 50th smallest, p99 the 99th.
+		{ms(hundred...), 50 * time.Millisecond, 99 * time.Millisecond},
+		{ms(append(hundred, 1000)...), 51 * time.Millisecond, 100 * time.Millisecond},
+	} {
+		got := latencyOf(slices.Clone(tc.in))
+		if got.P50 != tc.p50 || got.P99 != tc.p99 {
+			t.Errorf("latencyOf(%d values) = %v, want p50 %v p99 %v", len(tc.in), got, tc.p50, tc.p99)
+		}
 	}
 }

@@ -115,6 +115,11 @@ type Figures struct {
 	StartupExcluded bool    `json:"startup_excluded"`
 	// Requests is the number of requests measured; absent for medians.
 	Requests int64 `json:"requests,omitempty"`
+	// LatencyP50Ms and LatencyP99Ms are the requests' latency percentiles
+	// in milliseconds (LoadResult.Latency); absent in files written before
+	// they existed.
+	LatencyP50Ms float64 `json:"latency_p50_ms,omitempty"`
+	LatencyP99Ms float64 `json:"latency_p99_ms,omitempty"`
 	// Kernel is the system calls and context switches per request, when
 	// the run counted them (-perf).
 	Kernel *KernelFigures `json:"kernel,omitempty"`
@@ -149,9 +154,13 @@ func figuresOf(m Measurement) Figures {
 		SidecarsAnonMB:  float64(m.Sidecars.PeakAnon) / (1 << 20),
 		StartupExcluded: m.StartupExcluded,
 		Requests:        m.Requests,
+		LatencyP50Ms:    milliseconds(m.Latency.P50),
+		LatencyP99Ms:    milliseconds(m.Latency.P99),
 		Kernel:          kernel,
 	}
 }
+
+func milliseconds(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // CaseResultsOf pairs each row of Aggregate with the measurements it was
 // made of, in round order.
@@ -164,6 +173,7 @@ func CaseResultsOf(rows []Row, ms []Measurement) []CaseResults {
 				ItemsPerSec: r.ItemsPerSec, CPUCollector: r.CPUCollector, CPUSidecars: r.CPUSidecars,
 				CPUTotal: r.CPUTotal, PeakRSSMB: r.PeakRSSMB, SidecarsRSSMB: r.SidecarsRSSMB,
 				PeakAnonMB: r.PeakAnonMB, SidecarsAnonMB: r.SidecarsAnonMB,
+				LatencyP50Ms: r.LatencyP50Ms, LatencyP99Ms: r.LatencyP99Ms,
 				StartupExcluded: r.StartupExcluded,
 				Kernel:          r.Kernel,
 			},

@@ -26,6 +26,8 @@ func TestCaseResultsOfAndJSONRoundTrip(t *testing.T) {
 		ms[i].Round = 1 + i/3
 	}
 	ms[2], ms[5] = ms[5], ms[2]
+	ms[2].Latency = Latency{P50: 3 * time.Millisecond, P99: 9 * time.Millisecond} // divert round 2
+	ms[5].Latency = Latency{P50: time.Millisecond, P99: 5 * time.Millisecond}     // divert round 1
 	rows := Aggregate(ms, []string{"plain", "floor", "divert"}, "plain", "floor")
 	cases := CaseResultsOf(rows, ms)
 	if len(cases) != 3 {
@@ -43,6 +45,9 @@ func TestCaseResultsOfAndJSONRoundTrip(t *testing.T) {
 	}
 	if divert.Median.PeakAnonMB != 13 || divert.Median.SidecarsAnonMB != 6 || cases[0].Median.PeakAnonMB != 0 {
 		t.Fatalf("peak anon medians: divert %+v, plain %+v", divert.Median, cases[0].Median)
+	}
+	if r := divert.Rounds; r[0].LatencyP50Ms != 1 || r[0].LatencyP99Ms != 5 || r[1].LatencyP99Ms != 9 || divert.Median.LatencyP50Ms != 2 || divert.Median.LatencyP99Ms != 7 {
+		t.Fatalf("divert latencies: rounds %+v, median %+v", r, divert.Median)
 	}
 	if divert.Median.CPUTotal != 3.5 || divert.CPUTotalMin != 3 || divert.CPUTotalMax != 4 {
 		t.Fatalf("divert medians: %+v min %v max %v", divert.Median, divert.CPUTotalMin, divert.CPUTotalMax)

@@ -65,6 +65,8 @@ type Measurement struct {
 	Retries         int64
 	// Requests is the number of requests measured (warm-up excluded).
 	Requests int64
+	// Latency is the measured requests' latency percentiles.
+	Latency Latency
 	// CollectorKernel and SidecarsKernel (summed) are the crossings over
 	// the measured window, when KernelCounted (Options.Perf).
 	CollectorKernel, SidecarsKernel perfstat.Crossings
@@ -233,6 +235,7 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 	}
 	m.Elapsed = arrived.Sub(start)
 	m.Requests = res.Requests
+	m.Latency = res.Latency
 	if len(counters) > 0 {
 		if m.CollectorKernel, m.SidecarsKernel, err = countedCrossings(procs, collector, counters); err != nil {
 			return m, err
