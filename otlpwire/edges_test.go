@@ -104,3 +104,64 @@ func TestTextOfStringsAsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// nested returns an AnyValue holding a string inside n arrays, kvlists or
+// both alternating.
+func nested(n int, kind string) []byte {
+	p := pb{}
+	p.bytesAlways(1, []byte("x"))
+	v := p.b
+	for i := range n {
+		q := pb{}
+		if kind == "array" || (kind == "mixed" && i%2 == 0) {
+			q.msg(5, func(r *pb) { r.bytesAlways(1, v) })
+		} else {
+			q.msg(6, func(r *pb) {
+				r.msg(1, func(e *pb) { e.str(1, "k"); e.bytesAlways(2, v) })
+			})
+		}
+		v = q.b
+	}
+	return v
+}
+
+// TestNestingDepthLimit: values nested 100 arrays or kvlists deep are read,
+// rendered and hashed; one level more is refused with ErrUnsupported (the
+// package documentation's limit), wherever the value is read.
+func TestNestingDepthLimit(t *testing.T) {
+	for _, kind := range []string{"array", "kvlist", "mixed"} {
+		for _, n := range []int{99, 100, 101, 102} {
+			b := nested(n, kind)
+			refused := n > 100
+			check := func(what string, err error) {
+				t.Helper()
+				if refused != (err != nil) || (refused && (!errors.Is(err, ErrUnsupported) || !errors.Is(err, errTooDeep))) {
+					t.Fatalf("%s %d deep: %s: %v (refused above 100)", kind, n, what, err)
+				}
+			}
+			v, err := NewValue(b)
+			check("NewValue", err)
+			if !refused {
+				text, err := v.Text(nil)
+				check("Text", err)
+				if len(text) < n {
+					t.Fatalf("%s %d deep: Text = %q", kind, n, text)
+				}
+			}
+			p := pb{}
+			p.msg(1, func(q *pb) { q.str(1, "deep"); q.bytesAlways(2, b) })
+			res := NewResource(p.b)
+			_, err = res.Hash()
+			check("Hash", err)
+			_, err = res.HashWith(HashV2)
+			check("HashWith(HashV2)", err)
+			_, _, err = res.Attribute("deep")
+			check("Attribute", err)
+			var last error
+			for _, err := range res.Attributes() {
+				last = err
+			}
+			check("Attributes", last)
+		}
+	}
+}
