@@ -860,6 +860,7 @@ func edgeVectors() []source {
 			vint(99, 1),
 			str(7, "an unknown LEN field of the request, not a resource"),
 			vint(17, 1), // the first field number past every schema's table
+			vint(16, 5), // a two-byte tag whose first byte is 0x80
 			m(1,
 				str(77, "unknown"),
 				m(1, kv("k", str(1, "v")), fix64(50, 3)),
@@ -970,6 +971,9 @@ func malformedVectors() []source {
 	return []source{
 		{name: "malformed/truncated-length", signal: "traces", b: valid[:len(valid)-1], err: "truncated"},
 		{name: "malformed/tag-only", signal: "logs", b: []byte{0x0a}, err: "truncated"},
+		{name: "malformed/varint-tag-only", signal: "metrics", b: []byte{0x28}, err: "truncated"},
+		{name: "malformed/fixed64-truncated-late", signal: "logs", b: m(1, m(2, m(2)), []byte{0x29, 1, 2, 3}), err: "truncated"},
+		{name: "malformed/fixed32-tag-only", signal: "traces", b: m(1, m(2, m(2)), []byte{0x25}), err: "truncated"},
 		{name: "malformed/truncated-varint", signal: "metrics", b: []byte{0x0a, 0x80}, err: "truncated"},
 		{name: "malformed/varint-overflow", signal: "logs", b: []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, err: "overflow"},
 		{name: "malformed/length-too-big", signal: "logs", b: []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, err: "bad_length"},
