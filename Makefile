@@ -368,7 +368,9 @@ bench-e2e-sweep: build $(OCB_STAMP)
 	exit $$status
 
 ## mutation: mutation testing (gremlins) of otlpwire, sdp (with sdp/transport) and internal/shard; reports in ./.tools/mutation (not part of make test: it takes long)
-# One gremlins run per directory, one after another: each writes
+# One gremlins run per directory, one after another, from the directory's
+# module root (gremlins looks for go.mod in the directory it runs in): a
+# library module in its own directory, internal/shard from the root. Each writes
 # NAME.txt (every mutant and the totals: test efficacy, mutator coverage)
 # and NAME.json into MUTATION_REPORTS, which is not tracked.
 # MUTATION_ARGS passes flags, e.g. --threshold-efficacy 95
@@ -394,7 +396,8 @@ mutation: $(GREMLINS_STAMP)
 	@status=0; for d in $(MUTATION_DIRS); do \
 		name=$$(echo $$d | tr / -); \
 		echo "mutation: gremlins unleash in $$d -> $(MUTATION_REPORTS)/$$name.{txt,json}"; \
-		(cd $$d && $(GREMLINS) unleash $(MUTATION_ARGS) -o $(MUTATION_REPORTS)/$$name.json .) \
+		if [ -f $$d/go.mod ]; then dir=$$d; path=.; else dir=.; path=./$$d; fi; \
+		(cd $$dir && $(GREMLINS) unleash $(MUTATION_ARGS) -o $(MUTATION_REPORTS)/$$name.json $$path) \
 			> $(MUTATION_REPORTS)/$$name.txt 2>&1 || status=1; \
 		grep -E '^(Killed|Mutator coverage|Test efficacy|Timed out|Not covered)' $(MUTATION_REPORTS)/$$name.txt || tail -n 5 $(MUTATION_REPORTS)/$$name.txt; \
 	done; exit $$status
