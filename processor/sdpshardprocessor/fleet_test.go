@@ -21,6 +21,7 @@ import (
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/resolver"
+	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
 
 // fakeSource is a resolver the test drives: set reports a member list.
@@ -220,17 +221,7 @@ func TestSendPartRoutesAgainWhenTheMemberLeftMeanwhile(t *testing.T) {
 	src.set(members(fleetMembers...)...)
 	old := applied(t, s, "consumer-0", "consumer-1", "consumer-2")
 
-	router, err := shard.NewRouter(fleetConfig().routerSettings())
-	require.NoError(t, err)
-	td, _ := buildTraces(0, 40, 1)
-	b, err := tracesMarshaler.MarshalTraces(td)
-	require.NoError(t, err)
-	var frames routed
-	require.NoError(t, router.RouteTo(otlpwire.NewRequest(otlpwire.SignalTraces, b), old.members, &frames.Frames))
-	leaving, _ := old.members.Index("consumer-1")
-	frames.toTransport()
-	part := frames.byShard[leaving]
-	require.NotEmpty(t, part)
+	leaving, part := routedPart(t, old, "consumer-1")
 
 	src.set(fleetMembers[0].member, fleetMembers[2].member)
 	now := applied(t, s, "consumer-0", "consumer-2")
@@ -383,4 +374,22 @@ func TestFleetPersistentQueueReplaysOntoTheCurrentMembers(t *testing.T) {
 	require.NoError(t, p.Shutdown(context.Background()))
 	assert.Zero(t, storedFrames(t, host), "acknowledged frames are deleted")
 	host.stop(t)
+}
+
+// routedPart routes a batch of 40 resources over f and returns the index of
+// member id and the frames routed to it.
+func routedPart(t *testing.T, f *fleet, id string) (int, []transport.Frame) {
+	t.Helper()
+	router, err := shard.NewRouter(fleetConfig().routerSettings())
+	require.NoError(t, err)
+	td, _ := buildTraces(0, 40, 1)
+	b, err := tracesMarshaler.MarshalTraces(td)
+	require.NoError(t, err)
+	var frames routed
+	require.NoError(t, router.RouteTo(otlpwire.NewRequest(otlpwire.SignalTraces, b), f.members, &frames.Frames))
+	idx, ok := f.members.Index(id)
+	require.True(t, ok, "no member %s", id)
+	frames.toTransport()
+	require.NotEmpty(t, frames.byShard[idx])
+	return idx, frames.byShard[idx]
 }

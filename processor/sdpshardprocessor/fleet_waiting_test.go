@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/collector/processor"
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
-	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
 
@@ -183,16 +182,7 @@ func TestSendPartNeverRefusesAPartItQueuedInPart(t *testing.T) {
 	src.set(members(fleetMembers...)...)
 	old := applied(t, s, "consumer-0", "consumer-1", "consumer-2")
 
-	router, err := shard.NewRouter(fleetConfig().routerSettings())
-	require.NoError(t, err)
-	td, _ := buildTraces(0, 40, 1)
-	b, err := tracesMarshaler.MarshalTraces(td)
-	require.NoError(t, err)
-	var frames routed
-	require.NoError(t, router.RouteTo(otlpwire.NewRequest(otlpwire.SignalTraces, b), old.members, &frames.Frames))
-	leaving, _ := old.members.Index("consumer-1")
-	frames.toTransport()
-	part := frames.byShard[leaving]
+	leaving, part := routedPart(t, old, "consumer-1")
 
 	src.set(fleetMembers[0].member, fleetMembers[2].member)
 	now := applied(t, s, "consumer-0", "consumer-2")
