@@ -5,6 +5,7 @@ package wirediff
 import (
 	"errors"
 	"fmt"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/sdkenc"
 	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"slices"
 	"testing"
@@ -237,7 +238,7 @@ func decodeMetrics(md pmetric.Metrics) decoded {
 type batch struct {
 	sig  Signal
 	b    []byte
-	hand func(handOptions) []byte
+	hand func(sdkenc.Options) []byte
 }
 
 func genBatch(sig Signal, seed uint64, sh shape) batch {
@@ -245,15 +246,15 @@ func genBatch(sig Signal, seed uint64, sh shape) batch {
 	case SignalTraces:
 		td := genTraces(seed, sh)
 		b, _ := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
-		return batch{sig, b, func(o handOptions) []byte { return handTraces(td, o) }}
+		return batch{sig, b, func(o sdkenc.Options) []byte { return sdkenc.Traces(td, o) }}
 	case SignalMetrics:
 		md := genMetrics(seed, sh)
 		b, _ := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
-		return batch{sig, b, func(o handOptions) []byte { return handMetrics(md, o) }}
+		return batch{sig, b, func(o sdkenc.Options) []byte { return sdkenc.Metrics(md, o) }}
 	default:
 		ld := genLogs(seed, sh)
 		b, _ := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
-		return batch{sig, b, func(o handOptions) []byte { return handLogs(ld, o) }}
+		return batch{sig, b, func(o sdkenc.Options) []byte { return sdkenc.Logs(ld, o) }}
 	}
 }
 
@@ -269,17 +270,17 @@ var shapes = []shape{
 
 type encoding struct {
 	name string
-	opts handOptions
+	opts sdkenc.Options
 	pdat bool
 }
 
 var encodings = []encoding{
 	{name: "pdata", pdat: true},
 	{name: "ascending"},
-	{name: "ascending-field1000", opts: handOptions{deprecated: true}},
-	{name: "ascending-decoy1000", opts: handOptions{decoy: true}},
-	{name: "ascending-reversed-attrs", opts: handOptions{reverse: true}},
-	{name: "ascending-unpacked", opts: handOptions{unpacked: true}},
+	{name: "ascending-field1000", opts: sdkenc.Options{Deprecated: true}},
+	{name: "ascending-decoy1000", opts: sdkenc.Options{Decoy: true}},
+	{name: "ascending-reversed-attrs", opts: sdkenc.Options{Reverse: true}},
+	{name: "ascending-unpacked", opts: sdkenc.Options{Unpacked: true}},
 }
 
 // forEachCase runs fn over every signal, seed, shape and encoding.
@@ -302,7 +303,7 @@ func forEachCase(t *testing.T, seeds int, fn func(t *testing.T, sig Signal, enc 
 						if err != nil {
 							t.Fatalf("pdata rejects the test encoding: %v", err)
 						}
-						if !enc.opts.reverse && want.json != ref.json {
+						if !enc.opts.Reverse && want.json != ref.json {
 							t.Fatalf("test encoder disagrees with pdata:\n%s\n%s", want.json, ref.json)
 						}
 						fn(t, sig, enc, b, want, bt.b)

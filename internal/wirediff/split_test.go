@@ -4,6 +4,7 @@ package wirediff
 
 import (
 	"errors"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/sdkenc"
 	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"slices"
 	"testing"
@@ -44,7 +45,7 @@ func TestSplitCutsScopesAndItems(t *testing.T) {
 	for _, sig := range signals {
 		bt := genBatch(sig, 7, shape{resources: 2, scopes: 3, items: 20, attrs: 3})
 		want, _ := decode(sig, bt.b)
-		for _, b := range [][]byte{bt.b, bt.hand(handOptions{deprecated: true})} {
+		for _, b := range [][]byte{bt.b, bt.hand(sdkenc.Options{Deprecated: true})} {
 			all, chunks := splitAll(t, sig, b, 1200)
 			if chunks <= 6 {
 				t.Fatalf("%v: only %d chunks: nothing was cut inside a scope", sig, chunks)

@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package wirediff
+// Package sdkenc writes pdata's telemetry as OTLP protobuf the way SDKs
+// do: fields in ascending order, where pdata writes them in descending
+// order, with options for the shapes old or unusual producers send. The
+// differential tests and the golden vectors use it to check that nothing
+// in the wire views depends on field order or on one producer's habits.
+package sdkenc
 
 import (
 	"math"
+
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -20,7 +27,7 @@ type pb struct {
 	unpacked bool // write repeated scalars one element per field
 }
 
-func (p *pb) tag(num int, typ uint8) { p.b = appendVarint(p.b, uint64(num)<<3|uint64(typ)) }
+func (p *pb) tag(num int, typ uint8) { p.b = protowire.AppendVarint(p.b, uint64(num)<<3|uint64(typ)) }
 
 func (p *pb) varint(num int, v uint64) {
 	if v != 0 {
@@ -30,7 +37,7 @@ func (p *pb) varint(num int, v uint64) {
 
 func (p *pb) varintAlways(num int, v uint64) {
 	p.tag(num, wireVarint)
-	p.b = appendVarint(p.b, v)
+	p.b = protowire.AppendVarint(p.b, v)
 }
 
 func (p *pb) fixed64(num int, v uint64) {
@@ -61,7 +68,7 @@ func (p *pb) bytes(num int, b []byte) {
 
 func (p *pb) bytesAlways(num int, b []byte) {
 	p.tag(num, wireLen)
-	p.b = appendVarint(p.b, uint64(len(b)))
+	p.b = protowire.AppendVarint(p.b, uint64(len(b)))
 	p.b = append(p.b, b...)
 }
 
@@ -142,31 +149,44 @@ func encScope(p *pb, s pcommon.InstrumentationScope) {
 	})
 }
 
-// handOptions choose where scopes go: field 2 (normal), field 1000 only
-// (old producers), or field 2 plus decoy scopes in field 1000 that pdata's
-// receivers drop.
-type handOptions struct {
-	deprecated bool
-	decoy      bool
-	reverse    bool
-	unpacked   bool
+// Wire types of the fields the encoder writes.
+const (
+	wireVarint = uint8(protowire.VarintType)
+	wireI64    = uint8(protowire.Fixed64Type)
+	wireLen    = uint8(protowire.BytesType)
+	wireI32    = uint8(protowire.Fixed32Type)
+)
+
+// Options choose the shape of the encoding. By default scopes go in
+// field 2, attributes in their order and repeated scalars packed.
+type Options struct {
+	// Deprecated puts scopes in field 1000 only, as old producers did.
+	Deprecated bool
+	// Decoy adds, beside field 2, a copy of the first scope in field
+	// 1000, which pdata's receivers drop.
+	Decoy bool
+	// Reverse writes attributes in reverse order.
+	Reverse bool
+	// Unpacked writes repeated scalars one element per field.
+	Unpacked bool
 }
 
-func encScopes(p *pb, o handOptions, n int, fn func(q *pb, i int)) {
+func encScopes(p *pb, o Options, n int, fn func(q *pb, i int)) {
 	num := 2
-	if o.deprecated {
+	if o.Deprecated {
 		num = 1000
 	}
 	for i := range n {
 		p.msg(num, func(q *pb) { fn(q, i) })
 	}
-	if o.decoy && !o.deprecated && n > 0 {
+	if o.Decoy && !o.Deprecated && n > 0 {
 		p.msg(1000, func(q *pb) { fn(q, 0) })
 	}
 }
 
-func handTraces(td ptrace.Traces, o handOptions) []byte {
-	p := pb{reverse: o.reverse, unpacked: o.unpacked}
+// Traces encodes td.
+func Traces(td ptrace.Traces, o Options) []byte {
+	p := pb{reverse: o.Reverse, unpacked: o.Unpacked}
 	for _, rs := range td.ResourceSpans().All() {
 		p.msg(1, func(q *pb) {
 			encResource(q, rs.Resource())
@@ -232,8 +252,9 @@ func encSpan(p *pb, sp ptrace.Span) {
 	p.fixed32(16, sp.Flags())
 }
 
-func handLogs(ld plog.Logs, o handOptions) []byte {
-	p := pb{reverse: o.reverse, unpacked: o.unpacked}
+// Logs encodes ld.
+func Logs(ld plog.Logs, o Options) []byte {
+	p := pb{reverse: o.Reverse, unpacked: o.Unpacked}
 	for _, rl := range ld.ResourceLogs().All() {
 		p.msg(1, func(q *pb) {
 			encResource(q, rl.Resource())
@@ -271,8 +292,9 @@ func encLogRecord(p *pb, lr plog.LogRecord) {
 	p.str(12, lr.EventName())
 }
 
-func handMetrics(md pmetric.Metrics, o handOptions) []byte {
-	p := pb{reverse: o.reverse, unpacked: o.unpacked}
+// Metrics encodes md.
+func Metrics(md pmetric.Metrics, o Options) []byte {
+	p := pb{reverse: o.Reverse, unpacked: o.Unpacked}
 	for _, rm := range md.ResourceMetrics().All() {
 		p.msg(1, func(q *pb) {
 			encResource(q, rm.Resource())
@@ -432,7 +454,7 @@ func encExpPoint(p *pb, dp pmetric.ExponentialHistogramDataPoint) {
 			} else if b.BucketCounts().Len() > 0 {
 				var r pb
 				for _, c := range b.BucketCounts().All() {
-					r.b = appendVarint(r.b, c)
+					r.b = protowire.AppendVarint(r.b, c)
 				}
 				q.bytesAlways(2, r.b)
 			}
