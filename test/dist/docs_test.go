@@ -212,3 +212,40 @@ func sameDefault(doc string, v reflect.Value) bool {
 	}
 	return doc == got
 }
+
+// TestOperationsDocListsEveryMetric checks that docs/operations.md names
+// every metric the components' generated documentation.md declares, in
+// full or, in a row that lists a family, as its `_suffix`.
+func TestOperationsDocListsEveryMetric(t *testing.T) {
+	root := testbin.RepoRoot(t)
+	ops, err := os.ReadFile(filepath.Join(root, "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	generated, err := filepath.Glob(filepath.Join(root, "*", "*", "documentation.md"))
+	if err != nil || len(generated) == 0 {
+		t.Fatalf("no documentation.md found (%v)", err)
+	}
+	family := regexp.MustCompile(`^otelcol_(?:processor|extension)_[a-z]+_`)
+	metrics := 0
+	for _, path := range generated {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(string(b)) {
+			name, ok := strings.CutPrefix(strings.TrimSpace(line), "### ")
+			if !ok {
+				continue
+			}
+			metrics++
+			short := "`_" + strings.TrimPrefix(name, family.FindString(name)) + "`"
+			if !strings.Contains(string(ops), name) && !strings.Contains(string(ops), short) {
+				t.Errorf("%s declares %s, which docs/operations.md does not list", filepath.ToSlash(path[len(root)+1:]), name)
+			}
+		}
+	}
+	if metrics < 10 {
+		t.Fatalf("only %d metrics found in %v", metrics, generated)
+	}
+}
