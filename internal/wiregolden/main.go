@@ -996,6 +996,10 @@ func malformedVectors() []source {
 		{name: "malformed/resource-value-wire-type", signal: "logs", b: m(1, m(1, kv("k", vint(1, 1))), m(2, m(2))), err: "wire_type", errAt: "resource"},
 		{name: "malformed/resource-entity-ref", signal: "metrics", b: m(1, m(1, kv("k", str(1, "v")), m(3, []byte{0x0f}))), err: "bad_wire", errAt: "resource"},
 		{name: "malformed/resource-attribute-overrun", signal: "traces", b: m(1, m(1, []byte{0x0a, 0x05, 'a', 'b'}), m(2, m(2, str(5, "x")))), err: "truncated", errAt: "resource"},
+		// Values declaring more bytes than their KeyValue holds, shaped so
+		// that a fast path miscounting the lengths would accept them.
+		{name: "malformed/resource-value-4-short", signal: "logs", b: m(1, m(1, m(1, []byte{0x0a, 0x01, 'k', 0x12, 0x06, 0x0a, 0x00})), m(2, m(2))), err: "truncated", errAt: "resource"},
+		{name: "malformed/resource-value-short-key-byte", signal: "logs", b: m(1, m(1, m(1, []byte{0x0a, 0x01, 0x02, 0x12, 0x05, 0x0a, 0x00})), m(2, m(2))), err: "truncated", errAt: "resource"},
 		{name: "malformed/resource-kv-one-byte", signal: "logs", b: m(1, m(1, m(1, []byte{0x0a})), m(2, m(2))), err: "truncated", errAt: "resource"},
 		{name: "malformed/resource-key-overrun", signal: "logs", b: m(1, m(1, m(1, []byte{0x0a, 0x09, 'a', 'b'})), m(2, m(2))), err: "truncated", errAt: "resource"},
 		{name: "malformed/resource-value-overrun", signal: "logs", b: m(1, m(1, m(1, []byte{0x0a, 0x01, 'k', 0x12, 0x09, 0x08})), m(2, m(2))), err: "truncated", errAt: "resource"},
