@@ -535,7 +535,13 @@ func TestGoldenAttributes(t *testing.T) {
 						t.Fatalf("resource %d scope %d: %q %q %v; pdata %q %q", i, j, name, version, err, ws.Name, ws.Version)
 					}
 					checkAttrs(t, fmt.Sprintf("resource %d scope %d", i, j), sc.Attributes(), ws.Attributes)
+					// Attribute finds the first attribute of a key, as pdata's Get.
+					seen := map[string]bool{}
 					for _, a := range ws.Attributes {
+						if seen[a.Key] {
+							continue
+						}
+						seen[a.Key] = true
 						got, ok, err := sc.Attribute(a.Key)
 						if err != nil || !ok {
 							t.Fatalf("scope Attribute(%q) = %v, %v", a.Key, ok, err)
@@ -766,6 +772,39 @@ func TestGoldenSplit(t *testing.T) {
 	}
 }
 
+// scopeIsEmpty reports whether sd holds no span, log record or metric (a
+// metric without data points counts: it is not nothing).
+func scopeIsEmpty(sd ScopeData) bool {
+	switch sd.Signal() {
+	case SignalTraces:
+		for range sd.Spans() {
+			return false
+		}
+	case SignalLogs:
+		for range sd.LogRecords() {
+			return false
+		}
+	case SignalMetrics:
+		for range sd.Metrics() {
+			return false
+		}
+	}
+	return true
+}
+
+// hasEmptyScope reports whether want has a scope named as sd's that pdata
+// reads without items.
+func hasEmptyScope(t *testing.T, sd ScopeData, want gvResource) bool {
+	t.Helper()
+	name := must(must(sd.Scope()).Name())
+	for _, s := range want.Scopes {
+		if s.Items == 0 && s.Name == string(name) {
+			return true
+		}
+	}
+	return false
+}
+
 func checkSplit(t *testing.T, where string, sig Signal, rd ResourceData, limit int, want gvResource) {
 	t.Helper()
 	var keys []string
@@ -789,6 +828,21 @@ func checkSplit(t *testing.T, where string, sig Signal, rd ResourceData, limit i
 				t.Fatal(err)
 			}
 			checkResource(t, where+" chunk", crd, want)
+		}
+		// A chunk holds a scope without items only where the resource has
+		// one: splitting never invents an empty scope.
+		for crd, err := range req.Resources() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			for sd, err := range crd.Scopes() {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if scopeIsEmpty(sd) && !hasEmptyScope(t, sd, want) {
+					t.Fatalf("%s: a chunk holds an empty scope the resource does not have", where)
+				}
+			}
 		}
 		ck := itemKeys(t, sig, c.Request)
 		if len(ck[0]) != c.ItemCount {

@@ -944,6 +944,8 @@ func attributeShapes(num int) [][]byte {
 		kv("value.unknown.after", cat(vint(3, 9))),
 		keyValue(str(1, "kv.unknown.after"), m(2, str(1, "v")), vint(9, 1)),
 		keyValue(),
+		// Two value fields and no key: the key is empty, the values merge.
+		keyValue(m(2, str(1, "a")), m(2, vint(3, 2))),
 		// A scalar followed by another member: the last member wins.
 		kv("bool.then.int", cat(vint(2, 1), vint(3, 5))),
 		kv("int.then.bool", cat(vint(3, 5), vint(2, 1))),
