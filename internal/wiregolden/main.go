@@ -902,6 +902,9 @@ func edgeVectors() []source {
 			m(1, m(1, kv("k", cat(str(1, "str"), vint(3, 5))), kv("j", cat(vint(3, 5), str(1, "str")))),
 				m(2, m(2, logBody("x")))),
 		)},
+		// A ResourceLogs of exactly 128 bytes, whose length takes two
+		// varint bytes (0x80 0x01): RequestSize must count both.
+		{name: "edge/resource-of-128-bytes", signal: "logs", b: resourceOfSize(128)},
 		// Attribute shapes around otlpwire's fast paths (one-byte lengths,
 		// short scalars) and past them, in a resource and in a scope.
 		{name: "edge/attribute-shapes", signal: "logs", b: cat(
@@ -913,6 +916,18 @@ func edgeVectors() []source {
 				m(2, m(2, gauge("g", 5)))),
 		)},
 	}
+}
+
+// resourceOfSize returns a logs request of one ResourceLogs message of n
+// bytes (n at least 32), padded with a resource attribute.
+func resourceOfSize(n int) []byte {
+	for pad := 0; pad < n; pad++ {
+		body := cat(m(1, kv("pad", str(1, string(bytes.Repeat([]byte{'p'}, pad))))), m(2, m(2, m(5, str(1, "log")))))
+		if len(body) == n {
+			return raw(nil).bytes(1, body)
+		}
+	}
+	panic("no padding gives a resource of that size")
 }
 
 // attributeShapes returns KeyValue fields of many encodings, as field num
