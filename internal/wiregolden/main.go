@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/sdkenc"
 	"log"
 	"math"
 	"os"
@@ -395,13 +396,13 @@ func vectors() []source {
 // that pdata drops.
 var encodings = []struct {
 	name string
-	o    *handOptions // nil: pdata
+	o    *sdkenc.Options // nil: pdata
 }{
 	{"pdata", nil},
-	{"sdk", &handOptions{}},
-	{"sdk-reversed-unpacked", &handOptions{reverse: true, unpacked: true}},
-	{"deprecated1000", &handOptions{deprecated: true}},
-	{"decoy1000", &handOptions{decoy: true}},
+	{"sdk", &sdkenc.Options{}},
+	{"sdk-reversed-unpacked", &sdkenc.Options{Reverse: true, Unpacked: true}},
+	{"deprecated1000", &sdkenc.Options{Deprecated: true}},
+	{"decoy1000", &sdkenc.Options{Decoy: true}},
 }
 
 func tracesVectors() []source {
@@ -416,10 +417,10 @@ func tracesVectors() []source {
 				}
 				return b
 			}
-			return handTraces(td, *e.o)
+			return sdkenc.Traces(td, *e.o)
 		}
 		s := source{name: "traces/" + e.name, signal: "traces", b: enc(td)}
-		if e.o == nil || !e.o.decoy {
+		if e.o == nil || !e.o.Decoy {
 			s.single = func(ri, item int) []byte { return enc(singleSpan(td, ri, item)) }
 		}
 		out = append(out, s)
@@ -439,10 +440,10 @@ func metricsVectors() []source {
 				}
 				return b
 			}
-			return handMetrics(md, *e.o)
+			return sdkenc.Metrics(md, *e.o)
 		}
 		s := source{name: "metrics/" + e.name, signal: "metrics", b: enc(md)}
-		if e.o == nil || !e.o.decoy {
+		if e.o == nil || !e.o.Decoy {
 			s.single = func(ri, item int) []byte { return enc(singlePoint(md, ri, item)) }
 		}
 		out = append(out, s)
@@ -462,10 +463,10 @@ func logsVectors() []source {
 				}
 				return b
 			}
-			return handLogs(ld, *e.o)
+			return sdkenc.Logs(ld, *e.o)
 		}
 		s := source{name: "logs/" + e.name, signal: "logs", b: enc(ld)}
-		if e.o == nil || !e.o.decoy {
+		if e.o == nil || !e.o.Decoy {
 			s.single = func(ri, item int) []byte { return enc(singleLog(ld, ri, item)) }
 		}
 		out = append(out, s)
