@@ -35,10 +35,9 @@ type dnsResolver struct {
 	openConns atomic.Int64
 
 	// lastAddrs are the last answers of the A (0) and AAAA (1) lookups
-	// that succeeded, used while the other family's lookup fails; degraded
-	// says the last resolution used one. Owned by resolveOnce's caller.
+	// that succeeded, used while the other family's lookup fails. Owned by
+	// resolveOnce's caller.
 	lastAddrs [2][]netip.Addr
-	degraded  bool
 }
 
 // addressFamilies are the networks of the A and AAAA lookups, with the
@@ -183,11 +182,12 @@ func (r *dnsResolver) resolveOnce(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	var members []Member
+	var degraded bool // an answer stood in for a failed lookup
 	var err error
 	if r.cfg.Record == RecordSRV {
 		members, err = r.resolveSRV(ctx)
 	} else {
-		members, err = r.resolveA(ctx)
+		members, degraded, err = r.resolveA(ctx)
 	}
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
@@ -196,7 +196,7 @@ func (r *dnsResolver) resolveOnce(ctx context.Context) {
 		r.errs.failed(err)
 		return
 	}
-	if !r.degraded {
+	if !degraded {
 		r.errs.succeeded()
 	}
 	if r.pub.publish(members) {
@@ -209,8 +209,9 @@ func (r *dnsResolver) resolveOnce(ctx context.Context) {
 // answers, the failed family's last answer stands in for it and the error
 // is reported, so a broken AAAA server neither stops the list updating nor
 // looks like its members leaving. A name or record type that does not exist
-// is an answer with no address.
-func (r *dnsResolver) resolveA(ctx context.Context) ([]Member, error) {
+// is an answer with no address. degraded reports that a last answer stood
+// in for a failed lookup.
+func (r *dnsResolver) resolveA(ctx context.Context) (members []Member, degraded bool, err error) {
 	var addrs [2][]netip.Addr
 	var errs [2]error
 	var wg sync.WaitGroup
@@ -219,13 +220,12 @@ func (r *dnsResolver) resolveA(ctx context.Context) ([]Member, error) {
 	}
 	wg.Wait()
 	if errs[0] != nil && errs[1] != nil {
-		return nil, fmt.Errorf("dns: looking up %s: %w", r.cfg.Hostname, errors.Join(errs[0], errs[1]))
+		return nil, false, fmt.Errorf("dns: looking up %s: %w", r.cfg.Hostname, errors.Join(errs[0], errs[1]))
 	}
-	r.degraded = false
 	for i, family := range addressFamilies {
 		if errs[i] != nil {
 			addrs[i] = r.lastAddrs[i]
-			r.degraded = true
+			degraded = true
 			r.errs.failed(fmt.Errorf("dns: looking up the %s records of %s, keeping their last answer (%d addresses): %w",
 				family.record, r.cfg.Hostname, len(addrs[i]), errs[i]))
 			continue
@@ -233,12 +233,12 @@ func (r *dnsResolver) resolveA(ctx context.Context) ([]Member, error) {
 		r.lastAddrs[i] = addrs[i]
 	}
 	port := strconv.Itoa(r.cfg.Port)
-	members := make([]Member, 0, len(addrs[0])+len(addrs[1]))
+	members = make([]Member, 0, len(addrs[0])+len(addrs[1]))
 	for _, addr := range slices.Concat(addrs[0], addrs[1]) {
 		endpoint := "tcp://" + net.JoinHostPort(addr.Unmap().String(), port)
 		members = append(members, Member{ID: endpoint, Endpoint: endpoint})
 	}
-	return members, nil
+	return members, degraded, nil
 }
 
 // lookupFamily asks for the addresses of one family ("ip4" or "ip6"); a
