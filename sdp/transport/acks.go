@@ -106,6 +106,7 @@ func (c *Client) handleAck(ack *sdp.Ack, settled []*batch, released [][]byte) ([
 	}
 	if frames > 0 {
 		c.lastProgress = now
+		c.answeredAt = now
 		if !c.acked {
 			// The first Ack on a connection, whatever its status, shows
 			// a sidecar that answers: retry waits start over from the

@@ -145,6 +145,11 @@ type Client struct {
 	closing      bool
 	drainedShut  bool
 	lastProgress time.Time // last Ack that settled frames, or when frames went in flight
+	// answeredAt is when the sidecar last showed it answers for the frames
+	// held: the last Ack that covered any, or the Send that ended a time
+	// with none held. Unlike lastProgress it survives reconnections, so a
+	// sidecar that accepts connections but never answers still ages.
+	answeredAt time.Time
 	retryAt      time.Time // after an Ack asked to retry: no writes before this
 	retries      int       // consecutive Acks asking to retry
 	acked        bool      // an Ack arrived on the current connection
@@ -299,6 +304,9 @@ func (c *Client) Send(frames []Frame, settled func(error)) error {
 		c.mu.Unlock()
 		return ErrQueueFull
 	}
+	if c.held == 0 {
+		c.answeredAt = time.Now()
+	}
 	var b *batch
 	if settled != nil {
 		b = &batch{remaining: len(frames), settled: settled}
@@ -333,6 +341,21 @@ func checkFrame(b []byte) error {
 		return fmt.Errorf("%w: %w", ErrInvalidFrame, err)
 	}
 	return nil
+}
+
+// Unanswered returns how long, as of now, the client has held frames
+// without its sidecar answering any of them: the time since the last Ack
+// that covered a held frame (whatever its status), or since the frames
+// began to be held when none has come since. It is zero when no frame is
+// held. A sidecar that is stopped, hung or unreachable ages steadily,
+// across reconnections; one that answers "retry later" does not.
+func (c *Client) Unanswered(now time.Time) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held == 0 {
+		return 0
+	}
+	return max(now.Sub(c.answeredAt), 0)
 }
 
 // QueuedBytes returns the bytes of frames held: queued or in flight and not
