@@ -150,9 +150,9 @@ type Client struct {
 	// with none held. Unlike lastProgress it survives reconnections, so a
 	// sidecar that accepts connections but never answers still ages.
 	answeredAt time.Time
-	retryAt      time.Time // after an Ack asked to retry: no writes before this
-	retries      int       // consecutive Acks asking to retry
-	acked        bool      // an Ack arrived on the current connection
+	retryAt    time.Time // after an Ack asked to retry: no writes before this
+	retries    int       // consecutive Acks asking to retry
+	acked      bool      // an Ack arrived on the current connection
 
 	dialLog rateLimiter // warnings about failing dials
 
