@@ -30,6 +30,9 @@ var ErrNoMembers = errors.New("shard: the fleet has no members")
 type Members struct {
 	ids   []string
 	seeds []uint64 // per-member hash of its ID; nil for a static snapshot
+	// excluded marks the members whose keys go to their next owners
+	// (Excluding); nil when none is.
+	excluded []bool
 }
 
 // StaticMembers returns a snapshot that assigns by Jump over the indexes of
@@ -88,15 +91,51 @@ func (m *Members) Index(id string) (int, bool) {
 	return slices.BinarySearch(m.ids, id)
 }
 
+// Excluding returns a snapshot of the same members, in the same order,
+// in which the keys of the members listed in excluded go to their next
+// owners: for a fleet, the member whose ID scores next highest; for a
+// static list, the first member that a fixed sequence of rehashes of the
+// key lands on. Keys of the other members stay where they are, and every
+// replica that excludes the same members assigns every key alike.
+// Indexes out of range are ignored. Excluding every member excludes none:
+// a key always has an owner.
+func (m *Members) Excluding(excluded []int) *Members {
+	out := &Members{ids: m.ids, seeds: m.seeds}
+	mask := make([]bool, len(m.ids))
+	n := 0
+	for _, i := range excluded {
+		if i >= 0 && i < len(mask) && !mask[i] {
+			mask[i] = true
+			n++
+		}
+	}
+	if n > 0 && n < len(mask) {
+		out.excluded = mask
+	}
+	return out
+}
+
+// Excluded reports whether member i's keys go to other members.
+func (m *Members) Excluded(i int) bool {
+	return m.excluded != nil && m.excluded[i]
+}
+
 // Owner returns the index of the member that key is assigned to. It panics
 // on an empty snapshot; callers check Len first (Router returns
 // ErrNoMembers).
 func (m *Members) Owner(key uint64) int {
 	if m.seeds == nil {
-		return Jump(key, len(m.ids))
+		j := Jump(key, len(m.ids))
+		if m.excluded != nil && m.excluded[j] {
+			return m.staticNext(key)
+		}
+		return j
 	}
 	if len(m.seeds) == 0 {
 		panic("shard: Owner called on an empty fleet")
+	}
+	if m.excluded != nil {
+		return m.fleetOwnerExcluding(key)
 	}
 	best, bestScore := 0, mix64(key^m.seeds[0])
 	for i := 1; i < len(m.seeds); i++ {
@@ -105,6 +144,39 @@ func (m *Members) Owner(key uint64) int {
 		}
 	}
 	return best
+}
+
+// fleetOwnerExcluding is Owner's rendezvous over the members not excluded.
+func (m *Members) fleetOwnerExcluding(key uint64) int {
+	best, bestScore := -1, uint64(0)
+	for i, seed := range m.seeds {
+		if m.excluded[i] {
+			continue
+		}
+		if s := mix64(key ^ seed); best < 0 || s > bestScore {
+			best, bestScore = i, s
+		}
+	}
+	return best
+}
+
+// staticNext is the owner of a key whose Jump member is excluded: Jump over
+// rehashes of the key until one lands on a member that is not. Each rehash
+// is a fresh uniform draw, so the excluded member's keys spread evenly; the
+// scan after maxRehashes only bounds the work when nearly all are excluded.
+func (m *Members) staticNext(key uint64) int {
+	const maxRehashes = 64
+	for range maxRehashes {
+		key = mix64(key + 0x9e3779b97f4a7c15)
+		if j := Jump(key, len(m.ids)); !m.excluded[j] {
+			return j
+		}
+	}
+	j := Jump(key, len(m.ids))
+	for m.excluded[j] {
+		j = (j + 1) % len(m.ids)
+	}
+	return j
 }
 
 // MovedFraction returns the fraction of keys whose owner's ID differs
