@@ -135,9 +135,61 @@ type Config struct {
 	// ...). Absent means plain TCP. It cannot be combined with unix://
 	// endpoints, which are protected by the socket file's permissions.
 	TLS configoptional.Optional[configtls.ClientConfig] `mapstructure:"tls"`
+	// Ejection, when enabled, takes a member that stops answering out of
+	// the assignment until it answers again, so that one stalled consumer
+	// does not stall every batch that has a resource for it. Disabled
+	// unless the block is present (and not `enabled: false`).
+	Ejection configoptional.Optional[EjectionConfig] `mapstructure:"ejection"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
+}
+
+// EjectionConfig configures the ejection of members that stop answering,
+// for an endpoints list and every resolver alike.
+type EjectionConfig struct {
+	// StallTimeout is how long a member may hold frames without answering
+	// any (no Ack, whatever its status, or no connection at all) before it
+	// is ejected: its held frames are taken back and sent to the next
+	// owners of their resources, and its resources go to those owners
+	// until it is taken back in. A sidecar that answers "retry later" is
+	// pushing back, not stalled, and is never ejected.
+	StallTimeout time.Duration `mapstructure:"stall_timeout"`
+	// ProbeInterval is the longest wait between attempts to reach an
+	// ejected member. Each attempt sends a probe: a frame with no items,
+	// which a sidecar acknowledges without passing on. The member is taken
+	// back in as soon as it answers one.
+	ProbeInterval time.Duration `mapstructure:"probe_interval"`
+	// MaxEjectedPercent bounds the members ejected at once, as a share of
+	// the fleet rounded down; at least one member always stays in. When
+	// more stall than that, the rest stay in and their batches are refused
+	// (retryably) once their queues fill: a fleet-wide slowdown is
+	// backpressure, not a storm of ejections.
+	MaxEjectedPercent int `mapstructure:"max_ejected_percent"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+const (
+	defaultStallTimeout      = 5 * time.Second
+	defaultProbeInterval     = time.Second
+	defaultMaxEjectedPercent = 50
+)
+
+// validate checks an enabled ejection block; errors name the field.
+func (e *EjectionConfig) validate() []error {
+	var errs []error
+	if e.StallTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("ejection::stall_timeout: must be positive, got %s", e.StallTimeout))
+	}
+	if e.ProbeInterval <= 0 {
+		errs = append(errs, fmt.Errorf("ejection::probe_interval: must be positive, got %s", e.ProbeInterval))
+	}
+	if e.MaxEjectedPercent < 1 || e.MaxEjectedPercent > 100 {
+		errs = append(errs, fmt.Errorf("ejection::max_ejected_percent: %d is outside [1, 100]", e.MaxEjectedPercent))
+	}
+	return errs
 }
 
 func createDefaultConfig() *Config {
@@ -154,6 +206,11 @@ func createDefaultConfig() *Config {
 		WriteTimeout:   transport.DefaultWriteTimeout,
 		AckTimeout:     transport.DefaultAckTimeout,
 		FlushTimeout:   defaultFlushTimeout,
+		Ejection: configoptional.Default(EjectionConfig{
+			StallTimeout:      defaultStallTimeout,
+			ProbeInterval:     defaultProbeInterval,
+			MaxEjectedPercent: defaultMaxEjectedPercent,
+		}),
 	}
 }
 
@@ -243,6 +300,9 @@ func (cfg *Config) Validate() error {
 			}
 		}
 	}
+	if e := cfg.Ejection.Get(); e != nil {
+		errs = append(errs, e.validate()...)
+	}
 	if cfg.InitialBackoff > 0 && cfg.MaxBackoff > 0 && cfg.MaxBackoff < cfg.InitialBackoff {
 		errs = append(errs, fmt.Errorf("max_backoff: %s is shorter than initial_backoff %s", cfg.MaxBackoff, cfg.InitialBackoff))
 	}
@@ -250,7 +310,8 @@ func (cfg *Config) Validate() error {
 }
 
 // durationFields are the keys of the Config fields of type time.Duration.
-var durationFields = []string{"dial_timeout", "initial_backoff", "max_backoff", "write_timeout", "ack_timeout", "flush_timeout"}
+var durationFields = []string{"dial_timeout", "initial_backoff", "max_backoff", "write_timeout", "ack_timeout", "flush_timeout",
+	"ejection::stall_timeout", "ejection::probe_interval"}
 
 var _ confmap.Unmarshaler = (*Config)(nil)
 

@@ -178,3 +178,38 @@ func TestLoadConfigResolver(t *testing.T) {
 	require.NotNil(t, cfg.Resolver.Get().K8s.Get())
 	assert.Equal(t, "consumers.sdp", cfg.Resolver.Get().K8s.Get().Service)
 }
+
+func TestLoadConfigEjection(t *testing.T) {
+	cfg, err := loadConfig(t, "")
+	require.NoError(t, err)
+	assert.False(t, cfg.Ejection.HasValue(), "ejection is enabled by its block")
+
+	cfg, err = loadConfig(t, "ejection_defaults")
+	require.NoError(t, err)
+	require.True(t, cfg.Ejection.HasValue())
+	assert.Equal(t, EjectionConfig{StallTimeout: 5 * time.Second, ProbeInterval: time.Second, MaxEjectedPercent: 50}, *cfg.Ejection.Get())
+
+	cfg, err = loadConfig(t, "ejection_custom")
+	require.NoError(t, err)
+	assert.Equal(t, EjectionConfig{StallTimeout: 2 * time.Second, ProbeInterval: 250 * time.Millisecond, MaxEjectedPercent: 25}, *cfg.Ejection.Get())
+
+	cfg, err = loadConfig(t, "ejection_disabled")
+	require.NoError(t, err)
+	assert.False(t, cfg.Ejection.HasValue())
+
+	_, err = loadConfig(t, "ejection_invalid")
+	require.Error(t, err)
+	for _, want := range []string{
+		"ejection::stall_timeout: must be positive, got 0s",
+		"ejection::probe_interval: must be positive, got -1s",
+		"ejection::max_ejected_percent: 101 is outside [1, 100]",
+	} {
+		assert.ErrorContains(t, err, want)
+	}
+
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	sub, err := cm.Sub("sdpshard/ejection_unitless")
+	require.NoError(t, err)
+	assert.ErrorContains(t, sub.Unmarshal(NewFactory().CreateDefaultConfig()), "ejection::stall_timeout: 5 has no unit")
+}

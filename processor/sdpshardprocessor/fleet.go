@@ -37,6 +37,18 @@ type fleet struct {
 	// component status slot) once the member has left; nil for a static
 	// list.
 	leave []func()
+	// observers are what each client reports to; a client that replaces
+	// another for the same member (ejection, readmission) reports to the
+	// same one.
+	observers []transport.Observer
+}
+
+// with returns a copy of f whose member i has client c.
+func (f *fleet) with(i int, c *transport.Client) *fleet {
+	next := *f
+	next.clients = slices.Clone(f.clients)
+	next.clients[i] = c
+	return &next
 }
 
 // member and memberSource are the resolver's: the fleet manager takes the
@@ -83,6 +95,9 @@ type fleetManager struct {
 	// the taken-back frames are waiting for.
 	orphans []orphan
 	waiting atomic.Pointer[map[string]int]
+
+	// ejection ejects members that stop answering; nil when disabled.
+	ejection *ejection
 }
 
 // memberClient is a new member's client with its metric attributes and what
@@ -91,6 +106,7 @@ type memberClient struct {
 	client *transport.Client
 	attrs  metric.MeasurementOption
 	leave  func()
+	obs    transport.Observer
 }
 
 func newFleetManager(s *shardSet, newSource func() (memberSource, error), newClient func(member) (memberClient, error)) *fleetManager {
@@ -105,8 +121,14 @@ func newFleetManager(s *shardSet, newSource func() (memberSource, error), newCli
 	}
 }
 
-// start starts applying changes and then the resolver.
+// start starts applying changes and then the resolver; without a resolver
+// (an endpoints list with ejection) only the former.
 func (fm *fleetManager) start(ctx context.Context) error {
+	if fm.newSource == nil {
+		go fm.run()
+		fm.running = true
+		return nil
+	}
 	source, err := fm.newSource()
 	if err != nil {
 		return fmt.Errorf("resolver: %w", err)
@@ -128,6 +150,11 @@ func (fm *fleetManager) update(members []member) {
 	fm.desired = slices.Clone(members)
 	fm.changed = true
 	fm.mu.Unlock()
+	fm.wake()
+}
+
+// wake has run look at its inputs again.
+func (fm *fleetManager) wake() {
 	select {
 	case fm.kick <- struct{}{}:
 	default:
@@ -143,8 +170,10 @@ func (fm *fleetManager) shutdown(ctx context.Context) {
 		return
 	}
 	fm.running = false
-	if err := fm.source.Shutdown(ctx); err != nil {
-		fm.set.logger.Warn("Shutting down the resolver", zap.Error(err))
+	if fm.source != nil {
+		if err := fm.source.Shutdown(ctx); err != nil {
+			fm.set.logger.Warn("Shutting down the resolver", zap.Error(err))
+		}
 	}
 	fm.drain = ctx
 	close(fm.stop)
@@ -156,6 +185,12 @@ func (fm *fleetManager) run() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	var check <-chan time.Time
+	if fm.ejection != nil {
+		ticker := time.NewTicker(fm.ejection.check)
+		defer ticker.Stop()
+		check = ticker.C
+	}
 	for {
 		select {
 		case <-fm.stop:
@@ -163,10 +198,12 @@ func (fm *fleetManager) run() {
 			fm.orphans = append(fm.orphans, fm.inbox...)
 			fm.inbox, fm.stopped = nil, true
 			fm.mu.Unlock()
+			fm.closeProbes()
 			fm.drainOrphans()
 			return
 		case <-fm.kick:
 		case <-timer.C:
+		case <-check:
 		}
 		fm.mu.Lock()
 		desired, changed, inbox := fm.desired, fm.changed, fm.inbox
@@ -174,6 +211,9 @@ func (fm *fleetManager) run() {
 		fm.mu.Unlock()
 		if changed {
 			fm.apply(desired)
+		}
+		if fm.ejection != nil {
+			fm.checkEjection(time.Now())
 		}
 		fm.orphans = append(fm.orphans, inbox...)
 		if !fm.placeOrphans() {
@@ -204,6 +244,7 @@ func (fm *fleetManager) apply(members []member) {
 			next.clients = append(next.clients, old.clients[j])
 			next.attrs = append(next.attrs, old.attrs[j])
 			next.leave = append(next.leave, old.leave[j])
+			next.observers = append(next.observers, old.observers[j])
 			continue
 		}
 		mc, err := fm.newClient(m)
@@ -220,9 +261,11 @@ func (fm *fleetManager) apply(members []member) {
 		next.clients = append(next.clients, mc.client)
 		next.attrs = append(next.attrs, mc.attrs)
 		next.leave = append(next.leave, mc.leave)
+		next.observers = append(next.observers, mc.obs)
 	}
 	// ids are sorted and unique, so member i of the snapshot is client i.
-	next.members = shard.FleetMembers(ids)
+	// Members still ejected stay so; those that left are forgotten.
+	next.members = shard.FleetMembers(ids).Excluding(fm.forgetEjected(ids))
 	var removed []string
 	var leaving []int
 	for j, k := range kept {

@@ -162,6 +162,7 @@ func (o *observer) recordConnZeros(attrs metric.MeasurementOption) {
 	ctx := context.Background()
 	for _, c := range []metric.Int64Counter{
 		o.tb.ProcessorSdpshardReconnects, o.tb.ProcessorSdpshardConnectionFailures, o.tb.ProcessorSdpshardUndeliveredItems,
+		o.tb.ProcessorSdpshardEjections,
 	} {
 		c.Add(ctx, 0, attrs)
 	}

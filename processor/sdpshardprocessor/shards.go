@@ -82,8 +82,11 @@ type shardSet struct {
 	// current is the fleet snapshot that batches are routed over and sent
 	// to; for a static endpoints list it never changes.
 	current atomic.Pointer[fleet]
-	// fleet applies a resolver's changes; nil for a static endpoints list.
+	// fleet applies a resolver's changes and ejects members that stop
+	// answering; nil for a static endpoints list without ejection.
 	fleet *fleetManager
+	// clientSettings are the settings of a client for endpoint.
+	clientSettings func(endpoint string) transport.ClientSettings
 	// keys recovers the routing key of a stored frame (the persistent
 	// queue keeps frames without it) to replay it in a fleet.
 	keys         *shard.Router
@@ -166,6 +169,7 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 			Logger: slog.New(zapslog.NewHandler(ts.Logger.Core())),
 		}
 	}
+	s.clientSettings = clientSettings
 	if cfg.hasResolver() {
 		if s.keys, err = shard.NewRouter(cfg.routerSettings()); err != nil {
 			tb.Shutdown()
@@ -191,7 +195,7 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 				mo.leave()
 				return memberClient{}, err
 			}
-			return memberClient{client: c, attrs: mo.attrs, leave: mo.leave}, nil
+			return memberClient{client: c, attrs: mo.attrs, leave: mo.leave, obs: mo}, nil
 		})
 	} else {
 		var clients []*transport.Client
@@ -206,12 +210,25 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 			}
 			clients = append(clients, c)
 		}
+		observers := make([]transport.Observer, len(clients))
+		for i := range observers {
+			observers[i] = obs
+		}
 		s.current.Store(&fleet{
 			members:   shard.StaticMembers(cfg.Endpoints),
 			endpoints: cfg.Endpoints,
 			clients:   clients,
 			attrs:     obs.shardAttrs,
+			observers: observers,
 		})
+		if cfg.Ejection.HasValue() {
+			// No resolver: the fleet manager only ejects, and places
+			// the frames of the members it ejects.
+			s.fleet = newFleetManager(s, nil, nil)
+		}
+	}
+	if e := cfg.Ejection.Get(); e != nil {
+		s.fleet.ejection = newEjection(e)
 	}
 	err = tb.RegisterProcessorSdpshardQueueBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
 		f := s.current.Load()
@@ -220,6 +237,12 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 		}
 		return nil
 	})
+	if err == nil {
+		err = tb.RegisterProcessorSdpshardEjectedCallback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(int64(s.ejectedCount()), obs.idAttrs)
+			return nil
+		})
+	}
 	if err == nil {
 		err = tb.RegisterProcessorSdpshardMembersCallback(func(_ context.Context, o metric.Int64Observer) error {
 			o.Observe(int64(s.current.Load().members.Len()), obs.idAttrs)
@@ -315,8 +338,9 @@ func (s *shardSet) replay(left []storedFrame) {
 		items += f.frame.Items
 	}
 	s.logger.Info("Sending frames stored by a previous run again", zap.Int("frames", len(left)), zap.Int("items", items))
+	resolved := s.keys != nil // a resolver's fleet, not an endpoints list
 	for _, f := range left {
-		if s.fleet != nil {
+		if resolved {
 			key, err := s.keys.FrameKey(f.frame.Bytes)
 			if err != nil {
 				s.logger.Error("A stored frame cannot be read; it stays stored", zap.Error(err), zap.Int("items", f.frame.Items))
@@ -332,7 +356,11 @@ func (s *shardSet) replay(left []storedFrame) {
 			var err error
 			cur := s.current.Load()
 			switch {
-			case s.fleet == nil:
+			case !resolved && cur.members.Excluded(f.shard):
+				// Ejected: its frames wait for it as for room; taking it
+				// back in signals room.
+				err = transport.ErrQueueFull
+			case !resolved:
 				err = cur.clients[f.shard].Send([]transport.Frame{f.frame}, s.queue.onSettled([]uint64{f.seq}, nil))
 			case cur.members.Len() == 0:
 				err = transport.ErrQueueFull // no member yet: wait as for room
@@ -342,7 +370,7 @@ func (s *shardSet) replay(left []storedFrame) {
 			if err == nil {
 				break
 			}
-			if !errors.Is(err, transport.ErrQueueFull) && (s.fleet == nil || !errors.Is(err, shard.ErrNoMembers)) {
+			if !errors.Is(err, transport.ErrQueueFull) && (!resolved || !errors.Is(err, shard.ErrNoMembers)) {
 				// Closed: the frame stays stored for the next run. In a
 				// fleet, an owner that left while the frame was on its way
 				// (and no member to take it) is a change, not a shutdown:

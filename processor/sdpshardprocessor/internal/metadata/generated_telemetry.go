@@ -33,6 +33,8 @@ type TelemetryBuilder struct {
 	ProcessorSdpshardAcks               metric.Int64ObservableCounter
 	ProcessorSdpshardBytesSent          metric.Int64ObservableCounter
 	ProcessorSdpshardConnectionFailures metric.Int64Counter
+	ProcessorSdpshardEjected            metric.Int64ObservableGauge
+	ProcessorSdpshardEjections          metric.Int64Counter
 	ProcessorSdpshardFramesSent         metric.Int64ObservableCounter
 	ProcessorSdpshardItemsSent          metric.Int64ObservableCounter
 	ProcessorSdpshardMembers            metric.Int64ObservableGauge
@@ -79,6 +81,21 @@ func (builder *TelemetryBuilder) RegisterProcessorSdpshardBytesSentCallback(cb m
 		cb(ctx, &observerInt64{inst: builder.ProcessorSdpshardBytesSent, obs: o})
 		return nil
 	}, builder.ProcessorSdpshardBytesSent)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorSdpshardEjectedCallback sets callback for observable ProcessorSdpshardEjected metric.
+func (builder *TelemetryBuilder) RegisterProcessorSdpshardEjectedCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorSdpshardEjected, obs: o})
+		return nil
+	}, builder.ProcessorSdpshardEjected)
 	if err != nil {
 		return err
 	}
@@ -207,6 +224,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_sdpshard_connection_failures",
 		metric.WithDescription("Failed connection attempts to a shard's sidecar and connections to it that were lost (the client keeps retrying). [Development]"),
 		metric.WithUnit("{connection}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorSdpshardEjected, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_sdpshard_ejected",
+		metric.WithDescription("Members currently ejected, whose resources go to their next owners until they answer a probe. [Development]"),
+		metric.WithUnit("{member}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorSdpshardEjections, err = builder.meter.Int64Counter(
+		"otelcol_processor_sdpshard_ejections",
+		metric.WithDescription("Members ejected because they held frames without answering for ejection::stall_timeout (each ejection once, by the member or shard ejected). [Development]"),
+		metric.WithUnit("{ejection}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorSdpshardFramesSent, err = builder.meter.Int64ObservableCounter(

@@ -30,6 +30,10 @@ func TestSetupTelemetry(t *testing.T) {
 		observer.Observe(1)
 		return nil
 	}))
+	require.NoError(t, tb.RegisterProcessorSdpshardEjectedCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	require.NoError(t, tb.RegisterProcessorSdpshardFramesSentCallback(func(_ context.Context, observer metric.Int64Observer) error {
 		observer.Observe(1)
 		return nil
@@ -51,6 +55,7 @@ func TestSetupTelemetry(t *testing.T) {
 		return nil
 	}))
 	tb.ProcessorSdpshardConnectionFailures.Add(context.Background(), 1)
+	tb.ProcessorSdpshardEjections.Add(context.Background(), 1)
 	tb.ProcessorSdpshardMembershipChanges.Add(context.Background(), 1)
 	tb.ProcessorSdpshardReconnects.Add(context.Background(), 1)
 	tb.ProcessorSdpshardRefusedBatches.Add(context.Background(), 1)
@@ -65,6 +70,12 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorSdpshardConnectionFailures(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorSdpshardEjected(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorSdpshardEjections(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorSdpshardFramesSent(t, testTel,
