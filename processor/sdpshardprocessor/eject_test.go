@@ -15,7 +15,6 @@ import (
 	"go.opentelemetry.io/collector/processor"
 )
 
-
 // ejectionRig is a traces processor over n in-process sidecars, as a
 // resolver's fleet or as an endpoints list.
 type ejectionRig struct {
