@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
 
+	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
@@ -138,6 +139,11 @@ func (s *Sidecar) Addrs() []net.Addr {
 
 // HandleFrame implements transport.Handler.
 func (s *Sidecar) HandleFrame(hello *sdp.Hello, f *sdp.ResourceFrame) (sdp.AckStatus, string) {
+	if isProbe(f) {
+		// A gateway asking whether this sidecar answers (sdpshard's
+		// ejection): nothing to store or pass on, and nothing to count.
+		return sdp.AckAccepted, ""
+	}
 	status, detail := s.cfg.AckStatus, ""
 	if status == sdp.AckAccepted {
 		status, detail = s.sink.consume(f)
@@ -268,4 +274,21 @@ func (s *Sidecar) Close() error {
 		}
 	})
 	return s.closeErr
+}
+
+// isProbe reports the probe a gateway sends to learn whether an ejected
+// sidecar answers again: a frame with no items and resource_hash 0 whose
+// payload is a valid request of its signal holding none. A resource of a
+// batch that has no items keeps its own resource_hash, so it is stored and
+// passed on as before.
+func isProbe(f *sdp.ResourceFrame) bool {
+	if f.ItemCount != 0 || f.ResourceHash != 0 {
+		return false
+	}
+	sig := otlpwire.Signal(f.Signal)
+	if sig != otlpwire.SignalTraces && sig != otlpwire.SignalMetrics && sig != otlpwire.SignalLogs {
+		return false
+	}
+	n, err := otlpwire.NewRequest(sig, f.OTLP).ItemCount()
+	return err == nil && n == 0
 }
