@@ -7,9 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest"
-
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 )
 
@@ -18,11 +15,7 @@ import (
 // items is still refused.
 func TestProbeIsAcknowledgedAndNotStored(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	s, err := New(Config{Listen: []string{"tcp://127.0.0.1:0"}, Mode: ModeFile, Dir: dir,
-		Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := start(t, Config{Listen: endpoints(t)[:1], Mode: ModeFile, Dir: dir})
 	hello := &sdp.Hello{ProtocolVersion: 1, Sender: "gw", ShardCount: 1}
 	probe := &sdp.ResourceFrame{Sequence: 1, Signal: 1, OTLP: []byte{0x0a, 0x00}}
 	if status, detail := s.HandleFrame(hello, probe); status != sdp.AckAccepted {
