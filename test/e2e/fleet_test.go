@@ -40,6 +40,11 @@ type fleetRig struct {
 	sidecars   []*testbin.Process
 	outDirs    []string
 	gateways   []*fleetGateway
+	// static lists the consumers as an endpoints list instead of the DNS
+	// resolver; ejection, when set, is the sdpshard processor's ejection
+	// block (indented under it).
+	static   bool
+	ejection string
 }
 
 type fleetGateway struct {
@@ -142,12 +147,7 @@ func (r *fleetRig) startGateway(i int) *fleetGateway {
         endpoint: %s
 processors:
   sdpshard:
-    resolver:
-      dns:
-        hostname: %s
-        port: %d
-        interval: 100ms
-        server: %s
+%s
     tls:
       ca_file: %s
       cert_file: %s
@@ -173,7 +173,7 @@ service:
       receivers: [otlp]
       processors: [sdpshard]
       exporters: [debug]
-`, g.grpc, fleetHost, r.port, r.dns.addr, r.certs.CA, r.certs.ClientCert, r.certs.ClientKey, g.health, ports[2])
+`, g.grpc, r.processorMembers(), r.certs.CA, r.certs.ClientCert, r.certs.ClientKey, g.health, ports[2])
 	path := filepath.Join(r.dir, fmt.Sprintf("gateway-%d.yaml", i))
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
 		r.t.Fatal(err)
@@ -184,6 +184,28 @@ service:
 	g.proc.WaitReady(r.t, startTimeout, func() error { return demo.CheckHealth(healthURL) })
 	r.gateways = append(r.gateways, g)
 	return g
+}
+
+// processorMembers is the sdpshard processor's members block: the DNS resolver,
+// or every consumer as an endpoints list, and the ejection block.
+func (r *fleetRig) processorMembers() string {
+	block := fmt.Sprintf(`    resolver:
+      dns:
+        hostname: %s
+        port: %d
+        interval: 100ms
+        server: %s`, fleetHost, r.port, r.dns.addr)
+	if r.static {
+		var endpoints []string
+		for i := range r.addrs {
+			endpoints = append(endpoints, strconv.Quote(r.endpoint(i)))
+		}
+		block = "    endpoints: [" + strings.Join(endpoints, ", ") + "]"
+	}
+	if r.ejection != "" {
+		block += "\n" + r.ejection
+	}
+	return block
 }
 
 // metric sums a gateway's samples of a counter or gauge, under the names
