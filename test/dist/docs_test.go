@@ -111,6 +111,7 @@ func TestConfigurationDocMatchesTheConfigStructs(t *testing.T) {
 	}{
 		{"wirecount processor", wirecountprocessor.NewFactory().CreateDefaultConfig()},
 		{"sdpshard processor", sdpshardprocessor.NewFactory().CreateDefaultConfig()},
+		{"sdpshard processor: ejection", sdpshardEjectionDefaults()},
 		{"wirestage extension", wirestageextension.NewFactory().CreateDefaultConfig()},
 	} {
 		t.Run(c.heading, func(t *testing.T) {
@@ -136,6 +137,12 @@ func TestConfigurationDocMatchesTheConfigStructs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sdpshardEjectionDefaults is what an empty ejection block enables.
+func sdpshardEjectionDefaults() component.Config {
+	cfg := sdpshardprocessor.NewFactory().CreateDefaultConfig().(*sdpshardprocessor.Config)
+	return cfg.Ejection.GetOrInsertDefault()
 }
 
 // TestConfigurationDocMatchesTheSidecarFlags checks the sdp-sidecar table
