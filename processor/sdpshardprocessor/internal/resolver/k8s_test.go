@@ -3,11 +3,9 @@
 package resolver
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,57 +19,10 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/resolver/resolvertest"
 )
-
-// fakeCluster holds EndpointSlices in client-go's fake clientset and serves
-// them as an EndpointSliceSource through its typed discovery/v1 client, as
-// the resolver's own REST client serves a real API server's. failList, when
-// set, fails every list.
-type fakeCluster struct {
-	clientset *fake.Clientset
-	failList  atomic.Pointer[error]
-}
-
-func newFakeCluster(t *testing.T, objects ...runtime.Object) *fakeCluster {
-	t.Helper()
-	return &fakeCluster{clientset: fake.NewClientset(objects...)}
-}
-
-func (c *fakeCluster) List(ctx context.Context, namespace string, opts metav1.ListOptions) (*discoveryv1.EndpointSliceList, error) {
-	if err := c.failList.Load(); err != nil {
-		return nil, *err
-	}
-	return c.clientset.DiscoveryV1().EndpointSlices(namespace).List(ctx, opts)
-}
-
-func (c *fakeCluster) Watch(ctx context.Context, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
-	return c.clientset.DiscoveryV1().EndpointSlices(namespace).Watch(ctx, opts)
-}
-
-// IsWatchListSemanticsUnSupported tells the informer, as the fake
-// clientset's own informers are told, that it cannot stream an initial list.
-func (*fakeCluster) IsWatchListSemanticsUnSupported() bool { return true }
-
-func (c *fakeCluster) create(t *testing.T, slice *discoveryv1.EndpointSlice) {
-	t.Helper()
-	_, err := c.clientset.DiscoveryV1().EndpointSlices(slice.Namespace).Create(context.Background(), slice, metav1.CreateOptions{})
-	require.NoError(t, err)
-}
-
-func (c *fakeCluster) update(t *testing.T, slice *discoveryv1.EndpointSlice) {
-	t.Helper()
-	_, err := c.clientset.DiscoveryV1().EndpointSlices(slice.Namespace).Update(context.Background(), slice, metav1.UpdateOptions{})
-	require.NoError(t, err)
-}
-
-func (c *fakeCluster) delete(t *testing.T, namespace, name string) {
-	t.Helper()
-	require.NoError(t, c.clientset.DiscoveryV1().EndpointSlices(namespace).Delete(context.Background(), name, metav1.DeleteOptions{}))
-}
 
 // endpoint describes one EndpointSlice endpoint of a test.
 type endpoint struct {
@@ -125,7 +76,7 @@ func k8sConfig() Config {
 }
 
 func TestK8sFollowsEndpointSlices(t *testing.T) {
-	cluster := newFakeCluster(t,
+	cluster := resolvertest.NewCluster(
 		slice("consumers-a", "consumers",
 			endpoint{address: "10.0.0.12", hostname: "consumer-2", pod: "consumer-2", ready: isReady},
 			endpoint{address: "10.0.0.10", hostname: "consumer-0", pod: "consumer-0"}, // ready unset: ready
@@ -148,7 +99,7 @@ func TestK8sFollowsEndpointSlices(t *testing.T) {
 	}
 
 	// consumer-1 becomes ready.
-	cluster.update(t, slice("consumers-a", "consumers",
+	cluster.Update(t, slice("consumers-a", "consumers",
 		endpoint{address: "10.0.0.12", hostname: "consumer-2", pod: "consumer-2", ready: isReady},
 		endpoint{address: "10.0.0.10", hostname: "consumer-0", pod: "consumer-0"},
 		endpoint{address: "10.0.0.11", hostname: "consumer-1", pod: "consumer-1", ready: isReady},
@@ -161,7 +112,7 @@ func TestK8sFollowsEndpointSlices(t *testing.T) {
 
 	// A second slice adds consumer-3, identified by its pod since it has no
 	// hostname.
-	cluster.create(t, slice("consumers-b", "consumers", endpoint{address: "10.0.1.3", pod: "consumer-3", ready: isReady}))
+	cluster.Create(t, slice("consumers-b", "consumers", endpoint{address: "10.0.1.3", pod: "consumer-3", ready: isReady}))
 	assert.Equal(t, members(
 		"consumer-0", "tcp://10.0.0.10:4319",
 		"consumer-1", "tcp://10.0.0.11:4319",
@@ -172,7 +123,7 @@ func TestK8sFollowsEndpointSlices(t *testing.T) {
 	// consumer-0 restarts with a new address: same ID, new endpoint; and
 	// consumer-2 is terminating (not ready, still serving): it leaves.
 	terminating := endpoint{address: "10.0.0.12", hostname: "consumer-2", pod: "consumer-2", terminating: true}
-	cluster.update(t, slice("consumers-a", "consumers",
+	cluster.Update(t, slice("consumers-a", "consumers",
 		terminating,
 		endpoint{address: "10.0.0.20", hostname: "consumer-0", pod: "consumer-0", ready: isReady},
 		endpoint{address: "10.0.0.11", hostname: "consumer-1", pod: "consumer-1", ready: isReady},
@@ -184,7 +135,7 @@ func TestK8sFollowsEndpointSlices(t *testing.T) {
 	), rec.next())
 
 	// Deleting a slice removes its endpoints.
-	cluster.delete(t, "sdp", "consumers-b")
+	cluster.Delete(t, "sdp", "consumers-b")
 	assert.Equal(t, members(
 		"consumer-0", "tcp://10.0.0.20:4319",
 		"consumer-1", "tcp://10.0.0.11:4319",
@@ -192,14 +143,14 @@ func TestK8sFollowsEndpointSlices(t *testing.T) {
 
 	// A change elsewhere, or one that leaves the members as they are, is
 	// not announced; the next real change is.
-	cluster.update(t, slice("other-a", "other", endpoint{address: "10.0.9.8", hostname: "other-0", ready: isReady}))
+	cluster.Update(t, slice("other-a", "other", endpoint{address: "10.0.9.8", hostname: "other-0", ready: isReady}))
 	same := slice("consumers-a", "consumers",
 		endpoint{address: "10.0.0.11", hostname: "consumer-1", pod: "consumer-1", ready: isReady},
 		endpoint{address: "10.0.0.20", hostname: "consumer-0", pod: "consumer-0", ready: isReady},
 	)
 	same.Labels["unrelated"] = "change"
-	cluster.update(t, same)
-	cluster.create(t, slice("consumers-c", "consumers", endpoint{address: "10.0.2.1", ready: isReady}))
+	cluster.Update(t, same)
+	cluster.Create(t, slice("consumers-c", "consumers", endpoint{address: "10.0.2.1", ready: isReady}))
 	assert.Equal(t, members(
 		"10.0.2.1", "tcp://10.0.2.1:4319", // no hostname, no pod: the address
 		"consumer-0", "tcp://10.0.0.20:4319",
@@ -212,21 +163,21 @@ func TestK8sDualStackEndpointIsOneMember(t *testing.T) {
 	v4 := slice("consumers-v4", "consumers", endpoint{address: "10.0.0.10", hostname: "consumer-0", ready: isReady})
 	v6 := slice("consumers-v6", "consumers", endpoint{address: "fd00::10", hostname: "consumer-0", ready: isReady})
 	v6.AddressType = discoveryv1.AddressTypeIPv6
-	cluster := newFakeCluster(t, v6, v4)
+	cluster := resolvertest.NewCluster(v6, v4)
 	rec := newRecorder(t)
 	set := rec.settings()
 	set.K8sClient = cluster
 	rec.start(k8sConfig(), set)
 	assert.Equal(t, members("consumer-0", "tcp://10.0.0.10:4319"), rec.next())
 
-	cluster.delete(t, "sdp", "consumers-v4")
+	cluster.Delete(t, "sdp", "consumers-v4")
 	assert.Equal(t, members("consumer-0", "tcp://[fd00::10]:4319"), rec.next())
 }
 
 func TestK8sListFailureReportsAndRecovers(t *testing.T) {
-	cluster := newFakeCluster(t, slice("consumers-a", "consumers", endpoint{address: "10.0.0.10", hostname: "consumer-0", ready: isReady}))
+	cluster := resolvertest.NewCluster(slice("consumers-a", "consumers", endpoint{address: "10.0.0.10", hostname: "consumer-0", ready: isReady}))
 	forbidden := errors.New("endpointslices is forbidden")
-	cluster.failList.Store(&forbidden)
+	cluster.FailList(forbidden)
 	rec := newRecorder(t)
 	set := rec.settings()
 	set.K8sClient = cluster
@@ -240,7 +191,7 @@ func TestK8sListFailureReportsAndRecovers(t *testing.T) {
 	}
 	rec.noUpdate()
 
-	cluster.failList.Store(nil)
+	cluster.FailList(nil)
 	assert.Equal(t, members("consumer-0", "tcp://10.0.0.10:4319"), rec.next())
 }
 
@@ -255,7 +206,7 @@ func TestK8sRoutineWatchEndsAreNotFailures(t *testing.T) {
 }
 
 func TestK8sShutdownStopsTheInformer(t *testing.T) {
-	cluster := newFakeCluster(t, slice("consumers-a", "consumers", endpoint{address: "10.0.0.10", hostname: "consumer-0", ready: isReady}))
+	cluster := resolvertest.NewCluster(slice("consumers-a", "consumers", endpoint{address: "10.0.0.10", hostname: "consumer-0", ready: isReady}))
 	rec := newRecorder(t)
 	set := rec.settings()
 	set.K8sClient = cluster
@@ -275,7 +226,7 @@ func TestK8sWithoutClusterFailsInNew(t *testing.T) {
 func TestK8sTerminatingOrNotServingEndpointsAreNotMembers(t *testing.T) {
 	// A Service with publishNotReadyAddresses reports every endpoint ready,
 	// terminating ones too: terminating and serving decide then.
-	cluster := newFakeCluster(t, slice("consumers-a", "consumers",
+	cluster := resolvertest.NewCluster(slice("consumers-a", "consumers",
 		endpoint{address: "10.0.0.10", hostname: "consumer-0", conditions: &discoveryv1.EndpointConditions{Ready: isReady, Serving: isReady, Terminating: notReady}},
 		endpoint{address: "10.0.0.11", hostname: "consumer-1", conditions: &discoveryv1.EndpointConditions{Ready: isReady, Serving: isReady, Terminating: isReady}},
 		endpoint{address: "10.0.0.12", hostname: "consumer-2", conditions: &discoveryv1.EndpointConditions{Ready: isReady, Serving: notReady}},
@@ -297,7 +248,7 @@ func TestK8sNamedPort(t *testing.T) {
 		}
 		return s
 	}
-	cluster := newFakeCluster(t,
+	cluster := resolvertest.NewCluster(
 		named("consumers-a", "sdp", 4501, endpoint{address: "10.0.0.10", hostname: "consumer-0"}),
 		// Another slice of the same Service maps the name to another number.
 		named("consumers-b", "sdp", 4502, endpoint{address: "10.0.0.11", hostname: "consumer-1"}),
@@ -314,7 +265,7 @@ func TestK8sNamedPort(t *testing.T) {
 func TestK8sNoEndpointEmptiesTheFleet(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		t.Run(fmt.Sprintf("keep_last_on_empty=%v", keep), func(t *testing.T) {
-			cluster := newFakeCluster(t, slice("consumers-a", "consumers", endpoint{address: "10.0.0.10", hostname: "consumer-0"}))
+			cluster := resolvertest.NewCluster(slice("consumers-a", "consumers", endpoint{address: "10.0.0.10", hostname: "consumer-0"}))
 			rec := newRecorder(t)
 			set := rec.settings()
 			set.K8sClient = cluster
@@ -324,11 +275,11 @@ func TestK8sNoEndpointEmptiesTheFleet(t *testing.T) {
 			assert.Equal(t, members("consumer-0", "tcp://10.0.0.10:4319"), rec.next())
 
 			// Scaled to zero: the slice stays, with no endpoint.
-			cluster.update(t, slice("consumers-a", "consumers"))
+			cluster.Update(t, slice("consumers-a", "consumers"))
 			if !keep {
 				assert.Empty(t, rec.next())
 			}
-			cluster.update(t, slice("consumers-a", "consumers", endpoint{address: "10.0.0.11", hostname: "consumer-1"}))
+			cluster.Update(t, slice("consumers-a", "consumers", endpoint{address: "10.0.0.11", hostname: "consumer-1"}))
 			assert.Equal(t, members("consumer-1", "tcp://10.0.0.11:4319"), rec.next())
 			rec.noUpdate()
 		})
@@ -337,7 +288,7 @@ func TestK8sNoEndpointEmptiesTheFleet(t *testing.T) {
 
 func TestK8sAddressIdentityIsWarnedOnce(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
-	cluster := newFakeCluster(t, slice("consumers-a", "consumers",
+	cluster := resolvertest.NewCluster(slice("consumers-a", "consumers",
 		endpoint{address: "10.0.0.10"}, endpoint{address: "10.0.0.11"}, endpoint{address: "10.0.0.12", hostname: "consumer-2"}))
 	rec := newRecorder(t)
 	set := rec.settings()
