@@ -188,3 +188,26 @@ func TestEjectionIsBoundedByMaxEjectedPercent(t *testing.T) {
 		}
 	}
 }
+
+// Shutting down with a member ejected stops its probe: nothing is left
+// running (the package's TestMain checks for leaked goroutines), and the
+// frames taken back from it were delivered by their next owners.
+func TestShutdownWithAMemberEjected(t *testing.T) {
+	for _, static := range []bool{false, true} {
+		t.Run(map[bool]string{false: "resolver", true: "endpoints"}[static], func(t *testing.T) {
+			r := startEjectionRig(t, static, 3, 50)
+			unblock := r.members[2].rec.block()
+			t.Cleanup(unblock)
+			settles(t, r.consume(0), 5*time.Second, "batch with resources of the stalled member")
+			require.Len(t, r.excluded(), 1)
+			require.NoError(t, r.p.Shutdown(context.Background()))
+			got := r.items(t)
+			_, sent := buildTraces(0, 40, 2)
+			for _, names := range sent {
+				for _, n := range names {
+					assert.Positive(t, got[n], "span %s lost", n)
+				}
+			}
+		})
+	}
+}
