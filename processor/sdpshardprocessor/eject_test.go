@@ -211,3 +211,43 @@ func TestShutdownWithAMemberEjected(t *testing.T) {
 		})
 	}
 }
+
+// An ejected member that the resolver reports at a new address (a pod
+// rescheduled) is served there at once, not probed at the old one.
+func TestEjectedMemberAtANewAddressIsTakenBackIn(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	fleetMembers := startFleet(t, 4)
+	reg := newRegistry()
+	src := &fakeSource{}
+	reg.newSource = func(*Config, processor.Settings, func(error)) (memberSource, error) { return src, nil }
+	cfg := fleetConfig()
+	cfg.Ejection = configoptional.Some(EjectionConfig{StallTimeout: 200 * time.Millisecond, ProbeInterval: 50 * time.Millisecond, MaxEjectedPercent: 50})
+	set := testSettings(tel)
+	p, err := reg.createTraces(context.Background(), set, cfg, new(consumertest.TracesSink))
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	reg.mu.Lock()
+	r := &ejectionRig{p: p, s: reg.sets[set.ID], members: fleetMembers, tel: tel}
+	reg.mu.Unlock()
+
+	src.set(members(fleetMembers[:3]...)...)
+	applied(t, r.s, "consumer-0", "consumer-1", "consumer-2")
+	t.Cleanup(fleetMembers[1].rec.block())
+	settles(t, r.consume(0), 5*time.Second, "batch with resources of the stalled member")
+	require.Equal(t, []string{"consumer-1"}, r.excluded())
+
+	moved := fleetMembers[3].member
+	moved.ID = "consumer-1"
+	src.set(fleetMembers[0].member, moved, fleetMembers[2].member)
+	require.Eventually(t, func() bool {
+		f := r.s.current.Load()
+		i, ok := f.members.Index("consumer-1")
+		return ok && f.endpoints[i] == moved.Endpoint && len(r.excluded()) == 0
+	}, 5*time.Second, 5*time.Millisecond, "consumer-1 not served at its new address")
+	settles(t, r.consume(1), 5*time.Second, "batch after the move")
+	assert.NotEmpty(t, fleetMembers[3].rec.snapshot(), "nothing reached consumer-1 at its new address")
+	assert.EqualValues(t, 1, sumMetric(t, tel, "otelcol_processor_sdpshard_ejections", nil))
+	assert.EqualValues(t, 0, sumMetric(t, tel, "otelcol_processor_sdpshard_ejected", nil))
+}

@@ -264,8 +264,9 @@ func (fm *fleetManager) apply(members []member) {
 		next.observers = append(next.observers, mc.obs)
 	}
 	// ids are sorted and unique, so member i of the snapshot is client i.
-	// Members still ejected stay so; those that left are forgotten.
-	next.members = shard.FleetMembers(ids).Excluding(fm.forgetEjected(ids))
+	// Members still ejected stay so; those that left or moved are
+	// forgotten.
+	next.members = shard.FleetMembers(ids).Excluding(fm.forgetEjected(ids, next.endpoints))
 	var removed []string
 	var leaving []int
 	for j, k := range kept {

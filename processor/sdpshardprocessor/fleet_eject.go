@@ -36,9 +36,11 @@ type ejection struct {
 	heldBack map[string]bool
 }
 
-// ejected is one ejected member: since when, and the client that probes it.
+// ejected is one ejected member: since when, at which endpoint, and the
+// client that probes it.
 type ejected struct {
 	since    time.Time
+	endpoint string
 	probe    *transport.Client
 	answered atomic.Bool
 }
@@ -120,7 +122,7 @@ func (fm *fleetManager) checkEjection(now time.Time) {
 			s.logger.Warn("Ejecting a member", zap.String("member", id), zap.Error(err))
 			continue
 		}
-		e := &ejected{since: now, probe: probe}
+		e := &ejected{since: now, endpoint: f.endpoints[i], probe: probe}
 		probe.Start()
 		if err := probe.Send([]transport.Frame{probeFrame()}, func(err error) {
 			// Accepted or rejected for good: either way it answers. Only
@@ -225,9 +227,11 @@ func (fm *fleetManager) closeProbe(e *ejected) {
 	}
 }
 
-// forgetEjected drops the ejection of members no longer in f (they left
-// the fleet) and returns the indexes of f's members still ejected.
-func (fm *fleetManager) forgetEjected(ids []string) []int {
+// forgetEjected drops the ejection of members that left the fleet or
+// moved to another endpoint (a new client serves them there; if it stays
+// silent it is ejected again) and returns the indexes, in ids, of the
+// members still ejected. endpoints[i] is the endpoint of ids[i].
+func (fm *fleetManager) forgetEjected(ids, endpoints []string) []int {
 	if fm.ejection == nil {
 		return nil
 	}
@@ -237,7 +241,7 @@ func (fm *fleetManager) forgetEjected(ids []string) []int {
 	}
 	var excluded []int
 	for id, e := range fm.ejection.out {
-		if i, ok := present[id]; ok {
+		if i, ok := present[id]; ok && endpoints[i] == e.endpoint {
 			excluded = append(excluded, i)
 			continue
 		}
