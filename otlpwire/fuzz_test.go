@@ -22,6 +22,9 @@ func FuzzLogs(f *testing.F)    { fuzzSignal(f, SignalLogs) }
 //     previous (quadratic) implementation did;
 //   - WholeItemCount and AppendRequest give, for every resource, valid or
 //     not, the chunk or the error SplitResource gives when it fits whole.
+//   - PartitionByTraceID of a resource whose items count gives parts that
+//     each count what they say and together hold every item, or an error
+//     matching ErrMalformed (a bad trace id) or ErrWrongSignal (metrics);
 //   - ItemAndResourceCount gives the items and error of ItemCount and, on
 //     a valid request, the number of resources Resources yields.
 //
@@ -38,6 +41,7 @@ func fuzzSignal(f *testing.F, sig Signal) {
 			fuzzWholeAsSplit(t, rd)
 			if _, err := rd.ItemCount(); err == nil {
 				fuzzSplitAsPreviously(t, rd)
+				fuzzPartition(t, rd)
 			}
 			res, err := rd.Resource()
 			if err != nil {
@@ -118,5 +122,33 @@ func TestWholeItemCountFailsAsSplitResource(t *testing.T) {
 			t.Fatalf("%v: ItemCount %v: the case does not tell the two validations apart", sig, cerr)
 		}
 		fuzzWholeAsSplit(t, rd)
+	}
+}
+
+// fuzzPartition checks PartitionByTraceID on a resource whose items count.
+func fuzzPartition(t *testing.T, rd ResourceData) {
+	t.Helper()
+	want, _ := rd.ItemCount()
+	var scratch PartitionScratch
+	total, parts := 0, 0
+	for p, err := range PartitionByTraceID(rd, func(id [16]byte) int { return int(id[3]) % 4 }, 9, &scratch) {
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) && !(rd.Signal() == SignalMetrics && errors.Is(err, ErrWrongSignal)) {
+				t.Fatalf("partition: %v", err)
+			}
+			if parts > 0 {
+				t.Fatalf("error %v after %d parts", err, parts)
+			}
+			return
+		}
+		parts++
+		n, err := NewRequest(rd.Signal(), p.Request).ItemCount()
+		if err != nil || n != p.ItemCount {
+			t.Fatalf("part of owner %d holds %d items (%v), ItemCount %d", p.Owner, n, err, p.ItemCount)
+		}
+		total += p.ItemCount
+	}
+	if total != want {
+		t.Fatalf("parts hold %d items, the resource %d", total, want)
 	}
 }

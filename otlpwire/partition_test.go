@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package otlpwire
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// partitionRequest builds, with the module's own writer, a traces (or
+// logs) request of one resource: scope "a" holds items of traces 1, 2, 1,
+// none and 3; scope "b" items of trace 2; scope "c" none at all.
+func partitionRequest(sig Signal) []byte {
+	itemField, idField := 2, 1 // ScopeSpans.spans, Span.trace_id
+	if sig == SignalLogs {
+		idField = 9 // LogRecord.trace_id
+	}
+	item := func(p *pb, name string, trace byte) {
+		p.msg(itemField, func(p *pb) {
+			if trace != 0 {
+				id := make([]byte, 16)
+				id[0], id[15] = trace, 0xee
+				p.bytes(idField, id)
+			}
+			if sig == SignalTraces {
+				p.str(5, name) // Span.name
+			} else {
+				p.msg(5, func(p *pb) { p.str(1, name) }) // LogRecord.body string_value
+			}
+		})
+	}
+	var p pb
+	p.msg(1, func(p *pb) {
+		p.msg(1, func(p *pb) { // resource
+			p.msg(1, func(p *pb) { p.str(1, "service.name"); p.msg(2, func(p *pb) { p.str(1, "checkout") }) })
+		})
+		p.msg(2, func(p *pb) {
+			p.msg(1, func(p *pb) { p.str(1, "a") })
+			item(p, "a0", 1)
+			item(p, "a1", 2)
+			item(p, "a2", 1)
+			item(p, "a3", 0)
+			item(p, "a4", 3)
+			p.str(3, "https://schema/a")
+		})
+		p.msg(2, func(p *pb) {
+			p.msg(1, func(p *pb) { p.str(1, "b") })
+			item(p, "b0", 2)
+		})
+		p.msg(2, func(p *pb) { p.msg(1, func(p *pb) { p.str(1, "c") }) })
+		p.str(3, "https://schema/r")
+	})
+	return p.b
+}
+
+// describe renders a one-resource request as "service|scope:item,item|..."
+// by reading it with the package's own views.
+func describe(t *testing.T, sig Signal, b []byte) string {
+	t.Helper()
+	var out []string
+	for rd, err := range NewRequest(sig, b).Resources() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := rd.Resource()
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc, _, err := res.Attribute("service.name")
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, _ := svc.Text(nil)
+		url, _ := rd.SchemaURL()
+		out = append(out, string(text)+"@"+string(url))
+		for sd, err := range rd.Scopes() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc, _ := sd.Scope()
+			name, _ := sc.Name()
+			surl, _ := sd.SchemaURL()
+			var items []string
+			if sig == SignalTraces {
+				for sp, err := range sd.Spans() {
+					if err != nil {
+						t.Fatal(err)
+					}
+					n, _ := sp.Name()
+					items = append(items, string(n))
+				}
+			} else {
+				for lr, err := range sd.LogRecords() {
+					if err != nil {
+						t.Fatal(err)
+					}
+					body, _ := lr.Body()
+					n, _ := body.Text(nil)
+					items = append(items, string(n))
+				}
+			}
+			out = append(out, fmt.Sprintf("%s%s:%s", name, map[bool]string{true: "@" + string(surl)}[len(surl) > 0], strings.Join(items, ",")))
+		}
+	}
+	return strings.Join(out, "|")
+}
+
+func TestPartitionByTraceIDSplitsByOwner(t *testing.T) {
+	for _, sig := range []Signal{SignalTraces, SignalLogs} {
+		t.Run(sig.String(), func(t *testing.T) {
+			b := partitionRequest(sig)
+			var scratch PartitionScratch
+			var got []string
+			total := 0
+			for rd := range NewRequest(sig, b).Resources() {
+				for p, err := range PartitionByTraceID(rd, func(id [16]byte) int { return int(id[0]) * 10 }, 99, &scratch) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					n, err := NewRequest(sig, p.Request).ItemCount()
+					if err != nil || n != p.ItemCount {
+						t.Fatalf("owner %d: ItemCount %d, the part holds %d (%v)", p.Owner, p.ItemCount, n, err)
+					}
+					total += p.ItemCount
+					got = append(got, fmt.Sprintf("%d=%s", p.Owner, describe(t, sig, p.Request)))
+				}
+			}
+			want := []string{
+				"10=checkout@https://schema/r|a@https://schema/a:a0,a2",
+				"20=checkout@https://schema/r|a@https://schema/a:a1|b:b0",
+				"99=checkout@https://schema/r|a@https://schema/a:a3",
+				"30=checkout@https://schema/r|a@https://schema/a:a4",
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("parts\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if total != 6 {
+				t.Fatalf("parts hold %d items, want 6", total)
+			}
+		})
+	}
+}
+
+// A resource without items goes whole to noTrace; metrics are refused;
+// malformed input is an error before any part; stopping early is allowed.
+func TestPartitionByTraceIDEdges(t *testing.T) {
+	var scratch PartitionScratch
+	empty := []byte{0x0a, 0x06, 0x0a, 0x00, 0x12, 0x02, 0x0a, 0x00} // a resource and an empty scope
+	for rd := range NewRequest(SignalTraces, empty).Resources() {
+		var parts []Part
+		for p, err := range PartitionByTraceID(rd, func([16]byte) int { return 1 }, 5, &scratch) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, p)
+		}
+		if len(parts) != 1 || parts[0].Owner != 5 || parts[0].ItemCount != 0 || string(parts[0].Request) != string(empty) {
+			t.Fatalf("resource without items: %+v", parts)
+		}
+	}
+	for rd := range NewRequest(SignalMetrics, empty).Resources() {
+		for _, err := range PartitionByTraceID(rd, func([16]byte) int { return 1 }, 5, &scratch) {
+			if !errors.Is(err, ErrWrongSignal) {
+				t.Fatalf("metrics: %v, want ErrWrongSignal", err)
+			}
+		}
+	}
+	// A span whose trace id is 3 bytes long.
+	bad := []byte{0x0a, 0x09, 0x12, 0x07, 0x12, 0x05, 0x0a, 0x03, 1, 2, 3}
+	for rd, err := range NewRequest(SignalTraces, bad).Resources() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := 0
+		for _, err := range PartitionByTraceID(rd, func([16]byte) int { return 1 }, 5, &scratch) {
+			calls++
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("short trace id: %v, want ErrMalformed", err)
+			}
+		}
+		if calls != 1 {
+			t.Fatalf("%d results for malformed input, want one error", calls)
+		}
+	}
+	b := partitionRequest(SignalTraces)
+	for rd := range NewRequest(SignalTraces, b).Resources() {
+		n := 0
+		for range PartitionByTraceID(rd, func(id [16]byte) int { return int(id[0]) }, 0, &scratch) {
+			n++
+			break
+		}
+		if n != 1 {
+			t.Fatal("break did not stop the iteration")
+		}
+	}
+}
+
+// Once the scratch has grown, partitioning allocates nothing, whatever the
+// number of items.
+func TestPartitionByTraceIDAllocatesNothingPerItem(t *testing.T) {
+	for _, spans := range []int{4, 400} {
+		b := partitionSweepRequest(spans)
+		var scratch PartitionScratch
+		allocs := testing.AllocsPerRun(20, func() {
+			for rd := range NewRequest(SignalTraces, b).Resources() {
+				for _, err := range PartitionByTraceID(rd, sweepOwner, 0, &scratch) {
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%d spans: %v allocations per partition", spans, allocs)
+		}
+	}
+}
+
+func sweepOwner(id [16]byte) int { return int(id[0]) % 16 }
+
+// partitionSweepRequest is one resource of two scopes holding spans spans
+// of distinct traces, each with a few attributes.
+func partitionSweepRequest(spans int) []byte {
+	var p pb
+	p.msg(1, func(p *pb) {
+		p.msg(1, func(p *pb) {
+			p.msg(1, func(p *pb) { p.str(1, "service.name"); p.msg(2, func(p *pb) { p.str(1, "checkout") }) })
+		})
+		for s := range 2 {
+			p.msg(2, func(p *pb) {
+				p.msg(1, func(p *pb) { p.str(1, fmt.Sprintf("scope-%d", s)) })
+				for i := range spans / 2 {
+					p.msg(2, func(p *pb) {
+						id := make([]byte, 16)
+						id[0], id[1] = byte(i*7+s), byte(i)
+						p.bytes(1, id)
+						p.bytes(2, id[:8])
+						p.str(5, "op")
+						for a := range 5 {
+							p.msg(9, func(p *pb) {
+								p.str(1, fmt.Sprintf("attr.%d", a))
+								p.msg(2, func(p *pb) { p.str(1, "value-value-value") })
+							})
+						}
+					})
+				}
+			})
+		}
+	})
+	return p.b
+}
+
+// Cost against bytes: the time per byte must stay flat from 10 to 10,000
+// spans (benchstat the sub-benchmarks' MB/s).
+func BenchmarkPartitionByTraceID(b *testing.B) {
+	for _, spans := range []int{10, 100, 1000, 10000} {
+		req := partitionSweepRequest(spans)
+		b.Run(fmt.Sprintf("spans=%d", spans), func(b *testing.B) {
+			var scratch PartitionScratch
+			b.SetBytes(int64(len(req)))
+			b.ReportAllocs()
+			for b.Loop() {
+				for rd := range NewRequest(SignalTraces, req).Resources() {
+					for _, err := range PartitionByTraceID(rd, sweepOwner, 0, &scratch) {
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			}
+		})
+	}
+}
