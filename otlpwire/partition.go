@@ -25,10 +25,10 @@ type Part struct {
 type PartitionScratch struct {
 	items  []partItem
 	scopes []partScope
-	owners []int // distinct owners, in the order of their first item
-	order  []int // item indexes grouped by owner, each group in item order
-	counts []int // items per owner
-	starts []int // where each owner's group starts in order, while grouping
+	owners []int  // distinct owners, in the order of their first item
+	order  []int  // item indexes grouped by owner, each group in item order
+	counts []int  // items per owner
+	starts []int  // where each owner's group starts in order, while grouping
 	stash  []byte // the scopes' envelopes
 	buf    []byte // the request being built
 }
