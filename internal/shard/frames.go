@@ -59,6 +59,9 @@ type Frames struct {
 	all     []Frame // backs ByShard
 	counts  []int
 	sink    *chunkSink
+	// traces and partition serve routing by trace id.
+	traces    *traceSink
+	partition otlpwire.PartitionScratch
 }
 
 // maxRequestPrefix bounds what otlpwire.AppendRequest writes before the

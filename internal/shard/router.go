@@ -35,6 +35,12 @@ type RouterSettings struct {
 	// default: a different version sends resources to different shards, so
 	// every caller states the one it routes with.
 	HashVersion otlpwire.HashVersion
+	// ByTraceID routes spans and log records by their trace id (TraceKey)
+	// instead of by resource: a resource whose items belong to traces of
+	// several members becomes one frame per member, each with the resource
+	// and that member's items. Items without a trace id, and metrics, go by
+	// the resource's key (Attributes or identity) as without it.
+	ByTraceID bool
 }
 
 // Router turns the bytes of an OTLP export request into SDP ResourceFrames
@@ -51,6 +57,7 @@ type Router struct {
 	attributes    []string
 	maxFrameBytes int
 	hashVersion   otlpwire.HashVersion
+	byTraceID     bool
 }
 
 // NewRouter returns a Router for s, or an error wrapping ErrInvalidSettings
@@ -73,6 +80,7 @@ func NewRouter(s RouterSettings) (*Router, error) {
 		attributes:    append([]string(nil), s.Attributes...),
 		maxFrameBytes: s.MaxFrameBytes,
 		hashVersion:   s.HashVersion,
+		byTraceID:     s.ByTraceID,
 	}, nil
 }
 
@@ -139,6 +147,9 @@ func (r *Router) routeResource(rd otlpwire.ResourceData, index int, members *Mem
 	key, err := r.key(res, identity)
 	if err != nil {
 		return err
+	}
+	if r.byTraceID && rd.Signal() != otlpwire.SignalMetrics {
+		return r.routeByTrace(rd, index, members, dst, identity, key)
 	}
 	shard := members.Owner(key)
 	frame := sdp.ResourceFrame{
@@ -229,13 +240,18 @@ func (r *Router) FrameKey(frame []byte) (uint64, error) {
 	if !ok || n != len(frame) {
 		return 0, fmt.Errorf("%w: not one whole ResourceFrame", sdp.ErrInvalidData)
 	}
-	if len(r.attributes) == 0 {
+	if len(r.attributes) == 0 && !r.byTraceID {
 		return rf.ResourceHash, nil
 	}
 	req := otlpwire.NewRequest(otlpwire.Signal(rf.Signal), rf.OTLP)
 	for rd, err := range req.Resources() {
 		if err != nil {
 			return 0, err
+		}
+		if r.byTraceID {
+			if key, ok, err := firstTraceKey(rd); err != nil || ok {
+				return key, err
+			}
 		}
 		res, err := rd.Resource()
 		if err != nil {

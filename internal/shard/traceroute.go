@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package shard
+
+import (
+	"encoding/binary"
+	"errors"
+	"math/bits"
+
+	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
+	"github.com/otelcol-sdp/otelcol-sdp/sdp"
+)
+
+// TraceKey is the routing key of a trace id: both halves of the id folded
+// into 64 bits and mixed. Its values are part of the routing contract: they
+// never change across releases, so that gateways of different versions
+// send a trace's items to the same member.
+func TraceKey(id [16]byte) uint64 {
+	lo := binary.LittleEndian.Uint64(id[:8])
+	hi := binary.LittleEndian.Uint64(id[8:])
+	return mix64(lo ^ bits.RotateLeft64(hi, 32))
+}
+
+// traceSink frames the parts PartitionByTraceID yields for one resource,
+// splitting a part larger than MaxFrameBytes as a whole resource is split.
+// It lives in Frames so that routing allocates nothing per resource.
+type traceSink struct {
+	frames  *Frames
+	router  *Router
+	members *Members
+	frame   sdp.ResourceFrame
+	// resKey is the resource's own key, which items without a trace id
+	// follow; firstKey[m] is the key of member m's first item in the
+	// resource, valid when seen[m] == gen.
+	resKey   uint64
+	firstKey []uint64
+	seen     []uint32
+	gen      uint32
+	err      error
+	owner    func([16]byte) int
+	yield    func(otlpwire.Part, error) bool
+}
+
+func (f *Frames) traceSink(r *Router, members *Members) *traceSink {
+	if f.traces == nil {
+		s := &traceSink{frames: f}
+		s.owner = s.ownerOf
+		s.yield = s.add
+		f.traces = s
+	}
+	s := f.traces
+	s.router, s.members, s.err = r, members, nil
+	if n := members.Len(); len(s.seen) < n {
+		s.seen = make([]uint32, n)
+		s.firstKey = make([]uint64, n)
+		s.gen = 0
+	}
+	s.gen++
+	if s.gen == 0 { // wrapped: forget every mark
+		clear(s.seen)
+		s.gen = 1
+	}
+	return s
+}
+
+// ownerOf is the owner function of the partition: the member of the trace's
+// key, remembering the first key each member gets.
+func (s *traceSink) ownerOf(id [16]byte) int {
+	key := TraceKey(id)
+	m := s.members.Owner(key)
+	if s.seen[m] != s.gen {
+		s.seen[m], s.firstKey[m] = s.gen, key
+	}
+	return m
+}
+
+func (s *traceSink) add(p otlpwire.Part, err error) bool {
+	if err != nil {
+		s.err = err
+		return false
+	}
+	// The part's frame carries the key of its first item: re-routed after
+	// a membership change, the frame goes whole to that key's new owner,
+	// so only traces in flight during the change may split.
+	key := s.resKey
+	if s.seen[p.Owner] == s.gen {
+		key = s.firstKey[p.Owner]
+	}
+	f := s.frames
+	s.frame.Shard = uint32(p.Owner)
+	if len(p.Request) <= s.router.maxFrameBytes {
+		s.frame.ItemCount = uint32(p.ItemCount)
+		s.frame.OTLP = p.Request
+		head, err := s.frame.AppendHeader(f.head[:0:sdp.ResourceHeaderSize])
+		s.frame.OTLP = nil
+		if err != nil {
+			s.err = err
+			return false
+		}
+		f.add(p.Owner, Frame{Bytes: f.own(head, p.Request), Items: p.ItemCount, Key: key})
+		return true
+	}
+	for rd, err := range otlpwire.NewRequest(otlpwire.Signal(s.frame.Signal), p.Request).Resources() {
+		if err != nil {
+			s.err = err
+			return false
+		}
+		sink := f.chunkSink()
+		sink.frame = s.frame
+		sink.shard, sink.key, sink.err = p.Owner, key, nil
+		otlpwire.SplitResource(rd, s.router.maxFrameBytes, f.scratch[:0])(sink.yield)
+		if sink.err != nil {
+			s.err = sink.err
+			return false
+		}
+	}
+	return true
+}
+
+// routeByTrace frames the items of rd by trace id: each member that owns a
+// trace of the resource gets one frame (or, when larger than MaxFrameBytes,
+// several) with the resource and its items; items without a trace id go
+// with the resource's own key.
+func (r *Router) routeByTrace(rd otlpwire.ResourceData, index int, members *Members, dst *Frames, identity, resKey uint64) error {
+	if want := r.maxFrameBytes + scratchSlack; cap(dst.scratch) < want {
+		dst.scratch = make([]byte, 0, want)
+	}
+	s := dst.traceSink(r, members)
+	s.resKey = resKey
+	s.frame = sdp.ResourceFrame{Signal: uint8(rd.Signal()), ResourceHash: identity}
+	mark := len(dst.routed)
+	otlpwire.PartitionByTraceID(rd, s.owner, members.Owner(resKey), &dst.partition)(s.yield)
+	if err := s.err; err != nil {
+		if !errors.Is(err, otlpwire.ErrItemTooLarge) {
+			return err
+		}
+		clear(dst.routed[mark:])
+		dst.routed = dst.routed[:mark]
+		items, countErr := rd.ItemCount()
+		if countErr != nil {
+			return countErr
+		}
+		dst.Unroutable = append(dst.Unroutable, Unroutable{Index: index, Items: items, Err: err})
+		return nil
+	}
+	dst.Resources++
+	return nil
+}
+
+// firstTraceKey returns the key of the first item of rd that has a trace
+// id, and whether there is one.
+func firstTraceKey(rd otlpwire.ResourceData) (uint64, bool, error) {
+	for sd, err := range rd.Scopes() {
+		if err != nil {
+			return 0, false, err
+		}
+		var id [16]byte
+		switch rd.Signal() {
+		case otlpwire.SignalTraces:
+			for sp, err := range sd.Spans() {
+				if err != nil {
+					return 0, false, err
+				}
+				if id, err = sp.TraceID(); err != nil {
+					return 0, false, err
+				}
+				if id != ([16]byte{}) {
+					return TraceKey(id), true, nil
+				}
+			}
+		case otlpwire.SignalLogs:
+			for lr, err := range sd.LogRecords() {
+				if err != nil {
+					return 0, false, err
+				}
+				if id, err = lr.TraceID(); err != nil {
+					return 0, false, err
+				}
+				if id != ([16]byte{}) {
+					return TraceKey(id), true, nil
+				}
+			}
+		}
+	}
+	return 0, false, nil
+}

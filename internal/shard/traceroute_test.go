@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package shard
+
+import (
+	"fmt"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
+	"github.com/otelcol-sdp/otelcol-sdp/sdp"
+)
+
+// mixedTraces builds resources whose spans belong to traces shared across
+// resources (trace t has spans in many of them), with every fifth span
+// without a trace id.
+func mixedTraces(resources, spans, traces int) ptrace.Traces {
+	td := ptrace.NewTraces()
+	n := 0
+	for r := range resources {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", fmt.Sprintf("svc-%d", r))
+		for sc := range 2 {
+			ss := rs.ScopeSpans().AppendEmpty()
+			ss.Scope().SetName(fmt.Sprintf("scope-%d", sc))
+			for s := range spans {
+				span := ss.Spans().AppendEmpty()
+				span.SetName(fmt.Sprintf("span-%d-%d-%d", r, sc, s))
+				if n%5 != 4 {
+					span.SetTraceID(pcommon.TraceID{byte(n % traces), byte(n % traces * 7), 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 1})
+				}
+				span.SetSpanID(pcommon.SpanID{byte(n), byte(n >> 8), 1})
+				n++
+			}
+		}
+	}
+	return td
+}
+
+// Routing by trace id, over a fleet and a static list: every span is in a
+// frame of the member that owns its trace (a span without one, of the
+// member that owns its resource), every frame keeps its resource's identity
+// and a key that maps to its member, and nothing is lost or repeated.
+func TestRouteByTraceID(t *testing.T) {
+	td := mixedTraces(6, 10, 13)
+	req := marshal(t, td)
+	r, err := NewRouter(RouterSettings{Shards: 4, MaxFrameBytes: sdp.MaxArrayLen, HashVersion: otlpwire.HashV2, ByTraceID: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	identities := map[string]uint64{}
+	for rd := range req.Resources() {
+		res, _ := rd.Resource()
+		v, _, _ := res.Attribute("service.name")
+		h, _ := res.HashWith(otlpwire.HashV2)
+		identities[string(v.Str())] = h
+	}
+	for name, members := range map[string]*Members{"fleet": FleetMembers(memberIDs(4)), "static": StaticMembers(memberIDs(4))} {
+		t.Run(name, func(t *testing.T) {
+			var f Frames
+			if err := r.RouteTo(req, members, &f); err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]int{}
+			split := map[pcommon.TraceID]map[int]bool{}
+			for _, d := range decodeAll(t, &f) {
+				rs := d.td.ResourceSpans().At(0)
+				svc, _ := rs.Resource().Attributes().Get("service.name")
+				if d.frame.ResourceHash != identities[svc.Str()] {
+					t.Errorf("frame of %s: resource_hash %x, want its identity %x", svc.Str(), d.frame.ResourceHash, identities[svc.Str()])
+				}
+				resOwner := members.Owner(identities[svc.Str()])
+				for _, ss := range rs.ScopeSpans().All() {
+					for _, sp := range ss.Spans().All() {
+						seen[sp.Name()]++
+						want := resOwner
+						if !sp.TraceID().IsEmpty() {
+							want = members.Owner(TraceKey(sp.TraceID()))
+							if split[sp.TraceID()] == nil {
+								split[sp.TraceID()] = map[int]bool{}
+							}
+							split[sp.TraceID()][d.shard] = true
+						}
+						if d.shard != want {
+							t.Errorf("span %s of trace %x at member %d, want %d", sp.Name(), sp.TraceID(), d.shard, want)
+						}
+					}
+				}
+			}
+			for shard, frames := range f.ByShard {
+				for _, x := range frames {
+					if members.Owner(x.Key) != shard {
+						t.Errorf("member %d holds a frame whose key maps to %d", shard, members.Owner(x.Key))
+					}
+					key, err := r.FrameKey(x.Bytes)
+					if err != nil || key != x.Key {
+						t.Errorf("FrameKey %x (%v), routed with %x", key, err, x.Key)
+					}
+				}
+			}
+			if len(seen) != td.SpanCount() {
+				t.Fatalf("%d distinct spans framed, %d sent", len(seen), td.SpanCount())
+			}
+			for n, c := range seen {
+				if c != 1 {
+					t.Fatalf("span %s framed %d times", n, c)
+				}
+			}
+			for id, at := range split {
+				if len(at) != 1 {
+					t.Errorf("trace %x split over members %v", id, at)
+				}
+			}
+			if f.Items != td.SpanCount() || f.Resources != 6 {
+				t.Fatalf("Frames counts %d items of %d resources, want %d of 6", f.Items, f.Resources, td.SpanCount())
+			}
+		})
+	}
+}
+
+// A part larger than MaxFrameBytes is cut as a resource is, each piece
+// still holding one member's spans; metrics go by resource.
+func TestRouteByTraceIDSplitsLargePartsAndRoutesMetricsByResource(t *testing.T) {
+	td := mixedTraces(2, 200, 3)
+	req := marshal(t, td)
+	r, _ := NewRouter(RouterSettings{Shards: 3, MaxFrameBytes: 2048, HashVersion: otlpwire.HashV2, ByTraceID: true})
+	members := FleetMembers(memberIDs(3))
+	var f Frames
+	if err := r.RouteTo(req, members, &f); err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, d := range decodeAll(t, &f) {
+		if len(d.frame.OTLP) > 2048 {
+			t.Fatalf("frame of %d bytes", len(d.frame.OTLP))
+		}
+		for _, ss := range d.td.ResourceSpans().At(0).ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				total++
+				if !sp.TraceID().IsEmpty() && members.Owner(TraceKey(sp.TraceID())) != d.shard {
+					t.Fatalf("span of trace %x at member %d", sp.TraceID(), d.shard)
+				}
+			}
+		}
+	}
+	if total != td.SpanCount() || f.Frames <= 6 {
+		t.Fatalf("%d spans in %d frames, want %d spans cut into more than 6 frames", total, f.Frames, td.SpanCount())
+	}
+
+	// Logs by trace id, records without one by resource.
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("service.name", "logs")
+	for i := range 30 {
+		lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+		if i%3 != 0 {
+			lr.SetTraceID(pcommon.TraceID{byte(i), 1})
+		}
+	}
+	lb, _ := (&plog.ProtoMarshaler{}).MarshalLogs(ld)
+	if err := r.RouteTo(otlpwire.NewRequest(otlpwire.SignalLogs, lb), members, &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Items != 30 || f.Frames < 2 {
+		t.Fatalf("logs: %d records in %d frames", f.Items, f.Frames)
+	}
+}
+
+// Routing by trace id allocates one frame's memory per frame, nothing else.
+func TestRouteByTraceIDAllocationsPerRequest(t *testing.T) {
+	req := marshal(t, mixedTraces(10, 10, 50))
+	r, _ := NewRouter(RouterSettings{Shards: 1, MaxFrameBytes: sdp.MaxArrayLen, HashVersion: otlpwire.HashV2, ByTraceID: true})
+	members := FleetMembers(memberIDs(8))
+	var f Frames
+	if err := r.RouteTo(req, members, &f); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(20, func() {
+		if err := r.RouteTo(req, members, &f); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != float64(f.Frames) {
+		t.Fatalf("RouteTo by trace id allocated %.1f times for %d frames, want one per frame", allocs, f.Frames)
+	}
+}
+
+// TraceKey's values are part of the routing contract.
+func TestTraceKeyIsStable(t *testing.T) {
+	for id, want := range map[[16]byte]uint64{
+		{}: 0,
+		{1}: mix64(1),
+		{0, 0, 0, 0, 0, 0, 0, 0, 1}: mix64(1 << 32),
+	} {
+		if got := TraceKey(id); got != want {
+			t.Errorf("TraceKey(%x) = %#x, want %#x", id, got, want)
+		}
+	}
+	if got := TraceKey([16]byte{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}); got != 0x85a25457e83b6d8a {
+		t.Errorf("TraceKey of the W3C example id = %#x", got)
+	}
+}
