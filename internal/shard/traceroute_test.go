@@ -191,8 +191,8 @@ func TestRouteByTraceIDAllocationsPerRequest(t *testing.T) {
 // TraceKey's values are part of the routing contract.
 func TestTraceKeyIsStable(t *testing.T) {
 	for id, want := range map[[16]byte]uint64{
-		{}: 0,
-		{1}: mix64(1),
+		{}:                          0,
+		{1}:                         mix64(1),
 		{0, 0, 0, 0, 0, 0, 0, 0, 1}: mix64(1 << 32),
 	} {
 		if got := TraceKey(id); got != want {
