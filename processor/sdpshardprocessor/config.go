@@ -28,6 +28,11 @@ const (
 	RoutingKeyResource RoutingKey = "resource"
 	// RoutingKeyAttributes routes by the hash of the attributes listed in Config.Attributes.
 	RoutingKeyAttributes RoutingKey = "attributes"
+	// RoutingKeyTraceID routes each span and log record by its trace id, so
+	// that every item of a trace reaches one member; a resource whose items
+	// belong to several members is sent to each with only its items. Items
+	// without a trace id, and metrics, go by resource.
+	RoutingKeyTraceID RoutingKey = "traceID"
 )
 
 // Mode says what the processor passes to the next consumer.
@@ -74,7 +79,7 @@ type Config struct {
 	// moves about 1/N of the resources; frames held for a member that
 	// leaves are sent to the resources' new owners.
 	Resolver configoptional.Optional[resolver.Config] `mapstructure:"resolver"`
-	// RoutingKey is "resource" (default) or "attributes".
+	// RoutingKey is "resource" (default), "attributes" or "traceID".
 	RoutingKey RoutingKey `mapstructure:"routing_key"`
 	// Attributes are the resource attribute keys hashed when RoutingKey is
 	// "attributes"; a resource that has none of them goes to shard 0.
@@ -238,7 +243,7 @@ func (cfg *Config) Validate() error {
 		}
 	}
 	switch cfg.RoutingKey {
-	case RoutingKeyResource:
+	case RoutingKeyResource, RoutingKeyTraceID:
 		if len(cfg.Attributes) > 0 {
 			errs = append(errs, errors.New(`attributes: only used with routing_key "attributes"`))
 		}
@@ -252,7 +257,7 @@ func (cfg *Config) Validate() error {
 			}
 		}
 	default:
-		errs = append(errs, fmt.Errorf(`routing_key: unknown value %q, want "resource" or "attributes"`, cfg.RoutingKey))
+		errs = append(errs, fmt.Errorf(`routing_key: unknown value %q, want "resource", "attributes" or "traceID"`, cfg.RoutingKey))
 	}
 	switch cfg.HashVersion {
 	case int(otlpwire.HashV1), int(otlpwire.HashV2):
@@ -353,6 +358,7 @@ func (cfg *Config) routerSettings() shard.RouterSettings {
 		Attributes:    attributes,
 		MaxFrameBytes: cfg.MaxFrameBytes,
 		HashVersion:   version,
+		ByTraceID:     cfg.RoutingKey == RoutingKeyTraceID,
 	}
 }
 

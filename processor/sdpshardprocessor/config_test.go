@@ -213,3 +213,16 @@ func TestLoadConfigEjection(t *testing.T) {
 	require.NoError(t, err)
 	assert.ErrorContains(t, sub.Unmarshal(NewFactory().CreateDefaultConfig()), "ejection::stall_timeout: 5 has no unit")
 }
+
+func TestValidateRoutingKeyTraceID(t *testing.T) {
+	cfg := testConfig([]string{"tcp://127.0.0.1:4501"})
+	cfg.RoutingKey = RoutingKeyTraceID
+	require.NoError(t, cfg.Validate())
+	assert.True(t, cfg.routerSettings().ByTraceID)
+	cfg.Attributes = []string{"service.name"}
+	assert.EqualError(t, cfg.Validate(), `attributes: only used with routing_key "attributes"`)
+	cfg.Attributes, cfg.RoutingKey = nil, "trace_id"
+	assert.EqualError(t, cfg.Validate(), `routing_key: unknown value "trace_id", want "resource", "attributes" or "traceID"`)
+	cfg.RoutingKey = RoutingKeyResource
+	assert.False(t, cfg.routerSettings().ByTraceID)
+}

@@ -51,6 +51,12 @@ type loadSettings struct {
 	// IDBase offsets the span ids, so that several load clients of one
 	// test send distinct ids.
 	IDBase uint64
+	// TraceSpans, when positive, puts every run of TraceSpans consecutive
+	// spans of a load client in one trace, numbered without IDBase: the
+	// load clients of one test then send spans of the same traces, and a
+	// request holds spans of several traces across its resources. Zero
+	// gives every span a trace of its own.
+	TraceSpans int
 }
 
 // resourceShape is one resource of a shaped request.
@@ -151,12 +157,18 @@ func (l *load) request(firstService int) (ptraceotlp.ExportRequest, []spanID) {
 		spans.Scope().SetName("faulttest")
 		pad := strings.Repeat("x", res.Padding)
 		for range res.Spans {
-			id := spanIDOf(s.IDBase + l.next.Add(1))
+			n := l.next.Add(1)
+			id := spanIDOf(s.IDBase + n)
 			span := spans.Spans().AppendEmpty()
 			span.SetName("op")
 			span.SetSpanID(pcommon.SpanID(id))
 			var trace pcommon.TraceID
 			copy(trace[:], id[:])
+			if s.TraceSpans > 0 {
+				shared := spanIDOf((n - 1) / uint64(s.TraceSpans))
+				copy(trace[:], shared[:])
+				trace[8] = 0x5a // not all zero in either half
+			}
 			trace[15] = 1
 			span.SetTraceID(trace)
 			span.SetStartTimestamp(now)

@@ -153,6 +153,7 @@ func writeFleetCerts(t *testing.T, dir string, ips []netip.Addr) fleetCerts {
 type spanAt struct {
 	Service string
 	Built   time.Time
+	Trace   [16]byte
 }
 
 // readSpans reads the traces files a sidecar wrote in mode file, by span
@@ -184,7 +185,7 @@ func readSpans(t *testing.T, dir string) map[spanID]spanAt {
 				service, _ := rs.Resource().Attributes().Get("service.name")
 				for _, ss := range rs.ScopeSpans().All() {
 					for _, span := range ss.Spans().All() {
-						out[spanID(span.SpanID())] = spanAt{Service: service.Str(), Built: span.StartTimestamp().AsTime()}
+						out[spanID(span.SpanID())] = spanAt{Service: service.Str(), Built: span.StartTimestamp().AsTime(), Trace: span.TraceID()}
 					}
 				}
 			}

@@ -45,6 +45,8 @@ type fleetRig struct {
 	// block (indented under it).
 	static   bool
 	ejection string
+	// routingKey, when set, is the processor's routing_key.
+	routingKey string
 }
 
 type fleetGateway struct {
@@ -204,6 +206,9 @@ func (r *fleetRig) processorMembers() string {
 	}
 	if r.ejection != "" {
 		block += "\n" + r.ejection
+	}
+	if r.routingKey != "" {
+		block += "\n    routing_key: " + r.routingKey
 	}
 	return block
 }

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package sdpshardprocessor
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// With routing_key traceID every trace's spans reach one sidecar, each
+// frame holding its resource whole, in both modes' pipelines.
+func TestRoutingKeyTraceIDKeepsEachTraceOnOneSidecar(t *testing.T) {
+	endpoints := newEndpoints(t, "unix", 3)
+	var recs []*recorder
+	for _, e := range endpoints {
+		rec := newRecorder()
+		startSidecar(t, e, rec)
+		recs = append(recs, rec)
+	}
+	cfg := testConfig(endpoints)
+	cfg.RoutingKey = RoutingKeyTraceID
+	cfg.Mode = ModeDivert
+	require.NoError(t, cfg.Validate())
+	next := new(consumertest.TracesSink)
+	p, err := newRegistry().createTraces(context.Background(), testSettings(nil), cfg, next)
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+
+	td := ptrace.NewTraces()
+	spans := 0
+	for r := range 8 {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", fmt.Sprintf("svc-%d", r))
+		rs.Resource().Attributes().PutStr("host.name", "h")
+		ss := rs.ScopeSpans().AppendEmpty()
+		ss.Scope().SetName("s")
+		for s := range 12 {
+			sp := ss.Spans().AppendEmpty()
+			sp.SetName(fmt.Sprintf("r%d-s%d", r, s))
+			sp.SetTraceID(pcommon.TraceID{byte(s % 5), 7, byte(s % 5), 1})
+			spans++
+		}
+	}
+	require.NoError(t, p.ConsumeTraces(context.Background(), td))
+	assert.Zero(t, next.SpanCount(), "divert passed spans on")
+
+	at := map[pcommon.TraceID]map[int]bool{}
+	got := 0
+	for i, rec := range recs {
+		for _, rf := range rec.snapshot() {
+			sent, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(rf.frame.OTLP)
+			require.NoError(t, err)
+			rs := sent.ResourceSpans().At(0)
+			host, _ := rs.Resource().Attributes().Get("host.name")
+			assert.Equal(t, "h", host.Str(), "resource not whole")
+			for _, sp := range rs.ScopeSpans().At(0).Spans().All() {
+				got++
+				if at[sp.TraceID()] == nil {
+					at[sp.TraceID()] = map[int]bool{}
+				}
+				at[sp.TraceID()][i] = true
+			}
+		}
+	}
+	assert.Equal(t, spans, got)
+	assert.Len(t, at, 5)
+	for id, sidecars := range at {
+		assert.Len(t, sidecars, 1, "trace %x on sidecars %v", id, sidecars)
+	}
+}
