@@ -29,6 +29,7 @@ type PartitionScratch struct {
 	order  []int  // item indexes grouped by owner, each group in item order
 	counts []int  // items per owner
 	starts []int  // where each owner's group starts in order, while grouping
+	env    []byte // the resource's envelope: every field but its scopes
 	stash  []byte // the scopes' envelopes
 	buf    []byte // the request being built
 }
@@ -94,22 +95,22 @@ func PartitionByTraceID(d ResourceData, owner func(traceID [16]byte) int, noTrac
 			return
 		}
 		scratch.group()
-		_, res, _ := d.sig.schemas()
 		start := 0
 		for o, n := range scratch.counts {
 			items := scratch.order[start : start+n]
 			start += n
-			if !yield(Part{Owner: scratch.owners[o], Request: scratch.build(d.b, res, scopeField, items), ItemCount: n}, nil) {
+			if !yield(Part{Owner: scratch.owners[o], Request: scratch.build(d.b, scopeField, items), ItemCount: n}, nil) {
 				return
 			}
 		}
 	}
 }
 
-// assign walks d's scopes once, stashing each scope's envelope and
-// recording each item with its owner.
+// assign walks d once, stashing the resource's envelope and each scope's,
+// and recording each item with its owner.
 func (p *PartitionScratch) assign(d ResourceData, scopeField int32, idSchema *schema, idField int32, owner func([16]byte) int, noTrace int) error {
-	p.items, p.scopes, p.owners, p.stash = p.items[:0], p.scopes[:0], p.owners[:0], p.stash[:0]
+	p.items, p.scopes, p.owners = p.items[:0], p.scopes[:0], p.owners[:0]
+	p.env, p.stash = p.env[:0], p.stash[:0]
 	_, res, sc := d.sig.schemas()
 	rd := newReader(d.b, res)
 	for {
@@ -118,11 +119,13 @@ func (p *PartitionScratch) assign(d ResourceData, scopeField int32, idSchema *sc
 			return nil
 		}
 		if f.num != scopeField {
+			if !isScopeField(f.num) {
+				p.env = append(p.env, d.b[f.start:f.end]...)
+			}
 			continue
 		}
 		head := len(p.stash)
-		p.stash = appendExcept(p.stash, nil, f.data, sc, isItemField)
-		p.scopes = append(p.scopes, partScope{head: head, headLen: len(p.stash) - head})
+		scope := len(p.scopes)
 		base := f.end - len(f.data) // where the scope's message starts in d.b
 		srd := newReader(f.data, sc)
 		for {
@@ -131,6 +134,7 @@ func (p *PartitionScratch) assign(d ResourceData, scopeField int32, idSchema *sc
 				break
 			}
 			if g.num != fieldItems {
+				p.stash = append(p.stash, f.data[g.start:g.end]...)
 				continue
 			}
 			id, err := readTraceID(g.data, idSchema, idField)
@@ -141,8 +145,9 @@ func (p *PartitionScratch) assign(d ResourceData, scopeField int32, idSchema *sc
 			if id != zeroTraceID {
 				o = owner(id)
 			}
-			p.items = append(p.items, partItem{start: base + g.start, end: base + g.end, scope: len(p.scopes) - 1, owner: p.ownerIndex(o)})
+			p.items = append(p.items, partItem{start: base + g.start, end: base + g.end, scope: scope, owner: p.ownerIndex(o)})
 		}
+		p.scopes = append(p.scopes, partScope{head: head, headLen: len(p.stash) - head})
 	}
 }
 
@@ -187,9 +192,9 @@ func (p *PartitionScratch) group() {
 
 // build writes the request of one owner's items (indexes into p.items, in
 // item order) into p.buf and returns it.
-func (p *PartitionScratch) build(rb []byte, res *schema, scopeField int32, items []int) []byte {
+func (p *PartitionScratch) build(rb []byte, scopeField int32, items []int) []byte {
 	buf := append(p.buf[:0], make([]byte, reserve)...)
-	buf = appendExcept(buf, nil, rb, res, isScopeField)
+	buf = append(buf, p.env...)
 	scopeTag := uint64(scopeField)<<3 | wireLen
 	for i := 0; i < len(items); {
 		sc := p.items[items[i]].scope

@@ -203,3 +203,27 @@ func TestTraceKeyIsStable(t *testing.T) {
 		t.Errorf("TraceKey of the W3C example id = %#x", got)
 	}
 }
+
+// BenchmarkRouteByKey compares routing one request (10 resources of 20
+// spans of 50 traces) by resource and by trace id, over fleets of 4 and 16:
+// go test -run '^$' -bench RouteByKey -benchmem -count 6 ./internal/shard
+func BenchmarkRouteByKey(b *testing.B) {
+	req := marshal(b, mixedTraces(10, 10, 50))
+	for _, n := range []int{4, 16} {
+		members := FleetMembers(memberIDs(n))
+		for _, byTrace := range []bool{false, true} {
+			name := map[bool]string{false: "resource", true: "traceID"}[byTrace]
+			b.Run(fmt.Sprintf("%s/members=%d", name, n), func(b *testing.B) {
+				r, _ := NewRouter(RouterSettings{Shards: 1, MaxFrameBytes: sdp.MaxArrayLen, HashVersion: otlpwire.HashV2, ByTraceID: byTrace})
+				var f Frames
+				b.SetBytes(int64(len(req.Bytes())))
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := r.RouteTo(req, members, &f); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
