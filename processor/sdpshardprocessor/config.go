@@ -33,6 +33,11 @@ const (
 	// belong to several members is sent to each with only its items. Items
 	// without a trace id, and metrics, go by resource.
 	RoutingKeyTraceID RoutingKey = "traceID"
+	// RoutingKeyService routes by the resource's service.name, so that every
+	// item of a service reaches one member (what spanmetrics needs); the
+	// shorthand for attributes [service.name]. Resources without it go
+	// together, as with attributes.
+	RoutingKeyService RoutingKey = "service"
 )
 
 // Mode says what the processor passes to the next consumer.
@@ -79,7 +84,8 @@ type Config struct {
 	// moves about 1/N of the resources; frames held for a member that
 	// leaves are sent to the resources' new owners.
 	Resolver configoptional.Optional[resolver.Config] `mapstructure:"resolver"`
-	// RoutingKey is "resource" (default), "attributes" or "traceID".
+	// RoutingKey is "resource" (default), "attributes", "service" or
+	// "traceID".
 	RoutingKey RoutingKey `mapstructure:"routing_key"`
 	// Attributes are the resource attribute keys hashed when RoutingKey is
 	// "attributes"; a resource that has none of them goes to shard 0.
@@ -243,7 +249,7 @@ func (cfg *Config) Validate() error {
 		}
 	}
 	switch cfg.RoutingKey {
-	case RoutingKeyResource, RoutingKeyTraceID:
+	case RoutingKeyResource, RoutingKeyTraceID, RoutingKeyService:
 		if len(cfg.Attributes) > 0 {
 			errs = append(errs, errors.New(`attributes: only used with routing_key "attributes"`))
 		}
@@ -257,7 +263,7 @@ func (cfg *Config) Validate() error {
 			}
 		}
 	default:
-		errs = append(errs, fmt.Errorf(`routing_key: unknown value %q, want "resource", "attributes" or "traceID"`, cfg.RoutingKey))
+		errs = append(errs, fmt.Errorf(`routing_key: unknown value %q, want "resource", "attributes", "service" or "traceID"`, cfg.RoutingKey))
 	}
 	switch cfg.HashVersion {
 	case int(otlpwire.HashV1), int(otlpwire.HashV2):
@@ -341,8 +347,11 @@ func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 // routerSettings is the configuration of the shard router.
 func (cfg *Config) routerSettings() shard.RouterSettings {
 	var attributes []string
-	if cfg.RoutingKey == RoutingKeyAttributes {
+	switch cfg.RoutingKey {
+	case RoutingKeyAttributes:
 		attributes = cfg.Attributes
+	case RoutingKeyService:
+		attributes = []string{"service.name"}
 	}
 	// A value that does not fit HashVersion stays invalid (0) rather than
 	// wrapping into a defined version, so that NewRouter refuses it even when

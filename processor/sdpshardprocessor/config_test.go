@@ -222,7 +222,12 @@ func TestValidateRoutingKeyTraceID(t *testing.T) {
 	cfg.Attributes = []string{"service.name"}
 	assert.EqualError(t, cfg.Validate(), `attributes: only used with routing_key "attributes"`)
 	cfg.Attributes, cfg.RoutingKey = nil, "trace_id"
-	assert.EqualError(t, cfg.Validate(), `routing_key: unknown value "trace_id", want "resource", "attributes" or "traceID"`)
+	assert.EqualError(t, cfg.Validate(), `routing_key: unknown value "trace_id", want "resource", "attributes", "service" or "traceID"`)
 	cfg.RoutingKey = RoutingKeyResource
+	assert.False(t, cfg.routerSettings().ByTraceID)
+	assert.Empty(t, cfg.routerSettings().Attributes)
+	cfg.RoutingKey = RoutingKeyService
+	require.NoError(t, cfg.Validate())
+	assert.Equal(t, []string{"service.name"}, cfg.routerSettings().Attributes)
 	assert.False(t, cfg.routerSettings().ByTraceID)
 }

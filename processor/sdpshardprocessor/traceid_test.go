@@ -77,3 +77,55 @@ func TestRoutingKeyTraceIDKeepsEachTraceOnOneSidecar(t *testing.T) {
 		assert.Len(t, sidecars, 1, "trace %x on sidecars %v", id, sidecars)
 	}
 }
+
+// With routing_key service every resource of a service reaches one
+// sidecar, whatever its other attributes.
+func TestRoutingKeyServiceKeepsEachServiceOnOneSidecar(t *testing.T) {
+	endpoints := newEndpoints(t, "unix", 3)
+	var recs []*recorder
+	for _, e := range endpoints {
+		rec := newRecorder()
+		startSidecar(t, e, rec)
+		recs = append(recs, rec)
+	}
+	cfg := testConfig(endpoints)
+	cfg.RoutingKey = RoutingKeyService
+	require.NoError(t, cfg.Validate())
+	p, err := newRegistry().createTraces(context.Background(), testSettings(nil), cfg, new(consumertest.TracesSink))
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+
+	td := ptrace.NewTraces()
+	for r := range 40 {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", fmt.Sprintf("svc-%d", r%6))
+		rs.Resource().Attributes().PutStr("host.name", fmt.Sprintf("host-%d", r))
+		rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty().SetName("op")
+	}
+	require.NoError(t, p.ConsumeTraces(context.Background(), td))
+	at := map[string]map[int]bool{}
+	resources := 0
+	for i, rec := range recs {
+		for _, rf := range rec.snapshot() {
+			sent, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(rf.frame.OTLP)
+			require.NoError(t, err)
+			svc, _ := sent.ResourceSpans().At(0).Resource().Attributes().Get("service.name")
+			if at[svc.Str()] == nil {
+				at[svc.Str()] = map[int]bool{}
+			}
+			at[svc.Str()][i] = true
+			resources++
+		}
+	}
+	assert.Equal(t, 40, resources)
+	assert.Len(t, at, 6)
+	used := map[int]bool{}
+	for svc, sidecars := range at {
+		assert.Len(t, sidecars, 1, "service %s on sidecars %v", svc, sidecars)
+		for i := range sidecars {
+			used[i] = true
+		}
+	}
+	assert.Greater(t, len(used), 1, "every service on one sidecar: the key does not spread")
+}
