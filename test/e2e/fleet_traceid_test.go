@@ -17,8 +17,21 @@ import (
 // lost, and the traces split across consumers (only those in flight during
 // a change may be) are counted.
 func TestFleetRoutesByTraceID(t *testing.T) {
+	testFleetRoutesBy(t, "traceID", func(s spanAt) string { return string(s.Trace[:]) })
+}
+
+// TestFleetRoutesByService is the same with routing_key service: every
+// service's spans on one consumer.
+func TestFleetRoutesByService(t *testing.T) {
+	testFleetRoutesBy(t, "service", func(s spanAt) string { return s.Service })
+}
+
+// testFleetRoutesBy runs the fleet change with routingKey and checks that
+// everything with the same groupOf is on one consumer while the gateways
+// agree.
+func testFleetRoutesBy(t *testing.T, routingKey string, groupOf func(spanAt) string) {
 	r := newFleetRig(t, 5)
-	r.routingKey = "traceID"
+	r.routingKey = routingKey
 	for i := range 5 {
 		r.startSidecar(i)
 	}
@@ -54,25 +67,26 @@ func TestFleetRoutesByTraceID(t *testing.T) {
 	// consumers[trace] and, per window, the consumers and gateways of the
 	// trace's spans built in it.
 	type seen struct{ consumers, gateways map[int]bool }
-	all := map[[16]byte]map[int]bool{}
-	per := make([]map[[16]byte]*seen, len(windows))
+	all := map[string]map[int]bool{}
+	per := make([]map[string]*seen, len(windows))
 	for w := range per {
-		per[w] = map[[16]byte]*seen{}
+		per[w] = map[string]*seen{}
 	}
 	for consumer, spans := range at {
 		for id, s := range spans {
-			if all[s.Trace] == nil {
-				all[s.Trace] = map[int]bool{}
+			group := groupOf(s)
+			if all[group] == nil {
+				all[group] = map[int]bool{}
 			}
-			all[s.Trace][consumer] = true
+			all[group][consumer] = true
 			for w, win := range windows {
 				if s.Built.Before(win.from) || s.Built.After(win.to) {
 					continue
 				}
-				o := per[w][s.Trace]
+				o := per[w][group]
 				if o == nil {
 					o = &seen{consumers: map[int]bool{}, gateways: map[int]bool{}}
-					per[w][s.Trace] = o
+					per[w][group] = o
 				}
 				o.consumers[consumer] = true
 				o.gateways[int(spanIDNumber(id)>>40)-1] = true
@@ -84,20 +98,20 @@ func TestFleetRoutesByTraceID(t *testing.T) {
 	}
 	for w, traces := range per {
 		both, split := 0, 0
-		for trace, o := range traces {
+		for group, o := range traces {
 			if len(o.gateways) == 2 {
 				both++
 			}
 			if len(o.consumers) != 1 {
 				split++
 				if split <= 3 {
-					t.Errorf("window %d: trace %x on consumers %v", w, trace, o.consumers)
+					t.Errorf("window %d: %s %q on consumers %v", w, routingKey, group, o.consumers)
 				}
 			}
 		}
-		t.Logf("window %d (members %v): %d traces, %d through both gateways, %d split", w, windows[w].members, len(traces), both, split)
+		t.Logf("window %d (members %v): %d groups by %s, %d through both gateways, %d split", w, windows[w].members, len(traces), routingKey, both, split)
 		if both < len(traces)/2 {
-			t.Errorf("window %d: only %d of %d traces came through both gateways; the agreement check is too weak", w, both, len(traces))
+			t.Errorf("window %d: only %d of %d groups came through both gateways; the agreement check is too weak", w, both, len(traces))
 		}
 	}
 	split := 0
@@ -106,8 +120,8 @@ func TestFleetRoutesByTraceID(t *testing.T) {
 			split++
 		}
 	}
-	t.Logf("over the whole run: %d traces, %d split across consumers (in flight during the two changes)", len(all), split)
-	if split > len(all)/4 {
+	t.Logf("over the whole run: %d groups by %s, %d on more than one consumer (a change moves services; a trace moves only when in flight)", len(all), routingKey, split)
+	if routingKey == "traceID" && split > len(all)/4 {
 		t.Errorf("%d of %d traces split: more than the changes explain", split, len(all))
 	}
 }
