@@ -151,4 +151,24 @@ func fuzzPartition(t *testing.T, rd ResourceData) {
 	if total != want {
 		t.Fatalf("parts hold %d items, the resource %d", total, want)
 	}
+	if rd.Signal() != SignalMetrics {
+		return
+	}
+	total = 0
+	for p, err := range PartitionByMetricName(rd, func(name []byte) int { return len(name) % 4 }, &scratch) {
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("partition by metric name: %v", err)
+			}
+			return
+		}
+		n, err := NewRequest(rd.Signal(), p.Request).ItemCount()
+		if err != nil || n != p.ItemCount {
+			t.Fatalf("part of owner %d holds %d points (%v), ItemCount %d", p.Owner, n, err, p.ItemCount)
+		}
+		total += p.ItemCount
+	}
+	if total != want {
+		t.Fatalf("parts hold %d points, the resource %d", total, want)
+	}
 }

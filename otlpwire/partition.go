@@ -39,6 +39,7 @@ type partItem struct {
 	start, end int // the item's field (tag, length, message) in the resource
 	scope      int // index in PartitionScratch.scopes
 	owner      int // index in PartitionScratch.owners
+	count      int // items it counts as: 1, or a metric's data points
 }
 
 // partScope is one scope of the resource: where its envelope (every field
@@ -90,25 +91,116 @@ func PartitionByTraceID(d ResourceData, owner func(traceID [16]byte) int, noTrac
 			yield(Part{Owner: noTrace, Request: scratch.buf}, nil)
 			return
 		}
-		if err := scratch.assign(d, scopeField, idSchema, idField, owner, noTrace); err != nil {
+		k := itemKeyer{idSchema: idSchema, idField: idField, byTrace: owner, noTrace: noTrace}
+		scratch.partition(d, scopeField, &k, yield)
+	}
+}
+
+// PartitionByMetricName is PartitionByTraceID for metrics: each metric,
+// with all its data points, goes to owner(name) of its name. ItemCount
+// counts data points. A resource without any metric is yielded whole, to
+// owner(nil). Traces and logs yield an error matching ErrWrongSignal.
+func PartitionByMetricName(d ResourceData, owner func(name []byte) int, scratch *PartitionScratch) iter.Seq2[Part, error] {
+	return func(yield func(Part, error) bool) {
+		if d.sig != SignalMetrics {
+			yield(Part{}, fmt.Errorf("%w: %s have no metric name to partition by", ErrWrongSignal, d.sig))
+			return
+		}
+		scopeField, total, err := d.splitLayout()
+		if err != nil {
 			yield(Part{}, err)
 			return
 		}
-		scratch.group()
-		start := 0
-		for o, n := range scratch.counts {
-			items := scratch.order[start : start+n]
-			start += n
-			if !yield(Part{Owner: scratch.owners[o], Request: scratch.build(d.b, scopeField, items), ItemCount: n}, nil) {
-				return
+		if total == 0 && !d.hasMetric(scopeField) {
+			scratch.buf = AppendRequest(scratch.buf[:0], d)
+			yield(Part{Owner: owner(nil), Request: scratch.buf}, nil)
+			return
+		}
+		k := itemKeyer{byName: owner}
+		scratch.partition(d, scopeField, &k, yield)
+	}
+}
+
+// hasMetric reports whether a validated metrics resource holds a metric.
+func (d ResourceData) hasMetric(scopeField int32) bool {
+	_, res, sc := d.sig.schemas()
+	rd := newReader(d.b, res)
+	for {
+		f, ok, _ := rd.next()
+		if !ok {
+			return false
+		}
+		if f.num != scopeField {
+			continue
+		}
+		srd := newReader(f.data, sc)
+		for {
+			g, ok, _ := srd.next()
+			if !ok {
+				break
 			}
+			if g.num == fieldItems {
+				return true
+			}
+		}
+	}
+}
+
+// itemKeyer says which owner an item goes to and what it counts as: by
+// trace id (spans, log records) or by metric name.
+type itemKeyer struct {
+	idSchema *schema
+	idField  int32
+	byTrace  func([16]byte) int
+	noTrace  int
+	byName   func([]byte) int
+}
+
+func (k *itemKeyer) owner(item []byte) (owner, count int, err error) {
+	if k.byName != nil {
+		name, err := lastBytes(item, &schemaMetric, 1)
+		if err != nil {
+			return 0, 0, err
+		}
+		if count, err = countMetric(item); err != nil {
+			return 0, 0, err
+		}
+		return k.byName(name), count, nil
+	}
+	id, err := readTraceID(item, k.idSchema, k.idField)
+	if err != nil {
+		return 0, 0, err
+	}
+	if id == zeroTraceID {
+		return k.noTrace, 1, nil
+	}
+	return k.byTrace(id), 1, nil
+}
+
+// partition assigns d's items with k and yields one part per owner.
+func (p *PartitionScratch) partition(d ResourceData, scopeField int32, k *itemKeyer, yield func(Part, error) bool) {
+	if err := p.assign(d, scopeField, k); err != nil {
+		yield(Part{}, err)
+		return
+	}
+	p.group()
+	start := 0
+	for o, n := range p.counts {
+		items := p.order[start : start+n]
+		start += n
+		count := 0
+		for _, i := range items {
+			count += p.items[i].count
+		}
+		if !yield(Part{Owner: p.owners[o], Request: p.build(d.b, scopeField, items), ItemCount: count}, nil) {
+			return
 		}
 	}
 }
 
 // assign walks d once, stashing the resource's envelope and each scope's,
 // and recording each item with its owner.
-func (p *PartitionScratch) assign(d ResourceData, scopeField int32, idSchema *schema, idField int32, owner func([16]byte) int, noTrace int) error {
+func (p *PartitionScratch) assign(d ResourceData, scopeField int32, k *itemKeyer) error {
 	p.items, p.scopes, p.owners = p.items[:0], p.scopes[:0], p.owners[:0]
 	p.env, p.stash = p.env[:0], p.stash[:0]
 	_, res, sc := d.sig.schemas()
@@ -137,15 +229,11 @@ func (p *PartitionScratch) assign(d ResourceData, scopeField int32, idSchema *sc
 				p.stash = append(p.stash, f.data[g.start:g.end]...)
 				continue
 			}
-			id, err := readTraceID(g.data, idSchema, idField)
+			o, count, err := k.owner(g.data)
 			if err != nil {
 				return err
 			}
-			o := noTrace
-			if id != zeroTraceID {
-				o = owner(id)
-			}
-			p.items = append(p.items, partItem{start: base + g.start, end: base + g.end, scope: scope, owner: p.ownerIndex(o)})
+			p.items = append(p.items, partItem{start: base + g.start, end: base + g.end, scope: scope, owner: p.ownerIndex(o), count: count})
 		}
 		p.scopes = append(p.scopes, partScope{head: head, headLen: len(p.stash) - head})
 	}

@@ -274,3 +274,53 @@ func BenchmarkPartitionByTraceID(b *testing.B) {
 		})
 	}
 }
+
+// Metrics go whole, with all their data points, to the owner of their name.
+func TestPartitionByMetricName(t *testing.T) {
+	gauge := func(p *pb, name string, points int) {
+		p.msg(2, func(p *pb) { // ScopeMetrics.metrics
+			p.str(1, name)
+			p.msg(5, func(p *pb) { // Metric.gauge
+				for i := range points {
+					p.msg(1, func(p *pb) { p.fixed64(4, uint64(i+1)) }) // as_double
+				}
+			})
+		})
+	}
+	var p pb
+	p.msg(1, func(p *pb) {
+		p.msg(1, func(p *pb) { p.msg(1, func(p *pb) { p.str(1, "service.name"); p.msg(2, func(p *pb) { p.str(1, "m") }) }) })
+		p.msg(2, func(p *pb) {
+			p.msg(1, func(p *pb) { p.str(1, "scope") })
+			gauge(p, "cpu", 2)
+			gauge(p, "mem", 3)
+			gauge(p, "cpu", 1)
+		})
+	})
+	var scratch PartitionScratch
+	got := map[int]int{}
+	var owners []int
+	for rd := range NewRequest(SignalMetrics, p.b).Resources() {
+		for part, err := range PartitionByMetricName(rd, func(name []byte) int { return int(name[0]) }, &scratch) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := NewRequest(SignalMetrics, part.Request).ItemCount()
+			if err != nil || n != part.ItemCount {
+				t.Fatalf("owner %d: ItemCount %d, the part holds %d (%v)", part.Owner, part.ItemCount, n, err)
+			}
+			got[part.Owner] += part.ItemCount
+			owners = append(owners, part.Owner)
+		}
+	}
+	if !slices.Equal(owners, []int{'c', 'm'}) || got['c'] != 3 || got['m'] != 3 {
+		t.Fatalf("owners %v, points %v", owners, got)
+	}
+	for rd := range NewRequest(SignalTraces, partitionRequest(SignalTraces)).Resources() {
+		for _, err := range PartitionByMetricName(rd, func([]byte) int { return 0 }, &scratch) {
+			if !errors.Is(err, ErrWrongSignal) {
+				t.Fatalf("traces: %v, want ErrWrongSignal", err)
+			}
+		}
+	}
+}

@@ -41,6 +41,10 @@ type RouterSettings struct {
 	// and that member's items. Items without a trace id, and metrics, go by
 	// the resource's key (Attributes or identity) as without it.
 	ByTraceID bool
+	// ByMetricName routes each metric, with all its data points, by its
+	// name (MetricKey), in the same way; spans and log records go by
+	// resource.
+	ByMetricName bool
 }
 
 // Router turns the bytes of an OTLP export request into SDP ResourceFrames
@@ -58,6 +62,7 @@ type Router struct {
 	maxFrameBytes int
 	hashVersion   otlpwire.HashVersion
 	byTraceID     bool
+	byMetricName  bool
 }
 
 // NewRouter returns a Router for s, or an error wrapping ErrInvalidSettings
@@ -81,6 +86,7 @@ func NewRouter(s RouterSettings) (*Router, error) {
 		maxFrameBytes: s.MaxFrameBytes,
 		hashVersion:   s.HashVersion,
 		byTraceID:     s.ByTraceID,
+		byMetricName:  s.ByMetricName,
 	}, nil
 }
 
@@ -148,7 +154,7 @@ func (r *Router) routeResource(rd otlpwire.ResourceData, index int, members *Mem
 	if err != nil {
 		return err
 	}
-	if r.byTraceID && rd.Signal() != otlpwire.SignalMetrics {
+	if r.byItem(rd.Signal()) {
 		return r.routeByTrace(rd, index, members, dst, identity, key)
 	}
 	shard := members.Owner(key)
@@ -204,6 +210,15 @@ func (r *Router) routeResource(rd otlpwire.ResourceData, index int, members *Mem
 	return nil
 }
 
+// byItem says whether the items of signal are routed one by one (by trace
+// id or metric name) rather than by resource.
+func (r *Router) byItem(signal otlpwire.Signal) bool {
+	if signal == otlpwire.SignalMetrics {
+		return r.byMetricName
+	}
+	return r.byTraceID
+}
+
 // defaultKey is the routing key of a resource that carries none of the
 // routing attributes. Jump(defaultKey, n) is DefaultShard for every n, so a
 // static snapshot keeps such resources on shard 0; a fleet keeps them
@@ -240,7 +255,8 @@ func (r *Router) FrameKey(frame []byte) (uint64, error) {
 	if !ok || n != len(frame) {
 		return 0, fmt.Errorf("%w: not one whole ResourceFrame", sdp.ErrInvalidData)
 	}
-	if len(r.attributes) == 0 && !r.byTraceID {
+	byItem := r.byItem(otlpwire.Signal(rf.Signal))
+	if len(r.attributes) == 0 && !byItem {
 		return rf.ResourceHash, nil
 	}
 	req := otlpwire.NewRequest(otlpwire.Signal(rf.Signal), rf.OTLP)
@@ -248,8 +264,8 @@ func (r *Router) FrameKey(frame []byte) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if r.byTraceID {
-			if key, ok, err := firstTraceKey(rd); err != nil || ok {
+		if byItem {
+			if key, ok, err := firstItemKey(rd); err != nil || ok {
 				return key, err
 			}
 		}

@@ -21,6 +21,17 @@ func TraceKey(id [16]byte) uint64 {
 	return mix64(lo ^ bits.RotateLeft64(hi, 32))
 }
 
+// MetricKey is the routing key of a metric name: its 64-bit FNV-1a hash,
+// mixed. Like TraceKey, its values never change across releases.
+func MetricKey(name []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range name {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return mix64(h)
+}
+
 // traceSink frames the parts PartitionByTraceID yields for one resource,
 // splitting a part larger than MaxFrameBytes as a whole resource is split.
 // It lives in Frames so that routing allocates nothing per resource.
@@ -38,6 +49,7 @@ type traceSink struct {
 	gen      uint32
 	err      error
 	owner    func([16]byte) int
+	byName   func([]byte) int
 	yield    func(otlpwire.Part, error) bool
 }
 
@@ -45,6 +57,7 @@ func (f *Frames) traceSink(r *Router, members *Members) *traceSink {
 	if f.traces == nil {
 		s := &traceSink{frames: f}
 		s.owner = s.ownerOf
+		s.byName = s.ownerOfName
 		s.yield = s.add
 		f.traces = s
 	}
@@ -67,6 +80,16 @@ func (f *Frames) traceSink(r *Router, members *Members) *traceSink {
 // key, remembering the first key each member gets.
 func (s *traceSink) ownerOf(id [16]byte) int {
 	key := TraceKey(id)
+	m := s.members.Owner(key)
+	if s.seen[m] != s.gen {
+		s.seen[m], s.firstKey[m] = s.gen, key
+	}
+	return m
+}
+
+// ownerOfName is ownerOf for a metric name.
+func (s *traceSink) ownerOfName(name []byte) int {
+	key := MetricKey(name)
 	m := s.members.Owner(key)
 	if s.seen[m] != s.gen {
 		s.seen[m], s.firstKey[m] = s.gen, key
@@ -117,10 +140,11 @@ func (s *traceSink) add(p otlpwire.Part, err error) bool {
 	return true
 }
 
-// routeByTrace frames the items of rd by trace id: each member that owns a
-// trace of the resource gets one frame (or, when larger than MaxFrameBytes,
-// several) with the resource and its items; items without a trace id go
-// with the resource's own key.
+// routeByTrace frames the items of rd by trace id (spans, log records) or
+// metric name (metrics): each member that owns a trace or metric of the
+// resource gets one frame (or, when larger than MaxFrameBytes, several)
+// with the resource and its items; items without a trace id go with the
+// resource's own key.
 func (r *Router) routeByTrace(rd otlpwire.ResourceData, index int, members *Members, dst *Frames, identity, resKey uint64) error {
 	if want := r.maxFrameBytes + scratchSlack; cap(dst.scratch) < want {
 		dst.scratch = make([]byte, 0, want)
@@ -129,7 +153,11 @@ func (r *Router) routeByTrace(rd otlpwire.ResourceData, index int, members *Memb
 	s.resKey = resKey
 	s.frame = sdp.ResourceFrame{Signal: uint8(rd.Signal()), ResourceHash: identity}
 	mark := len(dst.routed)
-	otlpwire.PartitionByTraceID(rd, s.owner, members.Owner(resKey), &dst.partition)(s.yield)
+	if rd.Signal() == otlpwire.SignalMetrics {
+		otlpwire.PartitionByMetricName(rd, s.byName, &dst.partition)(s.yield)
+	} else {
+		otlpwire.PartitionByTraceID(rd, s.owner, members.Owner(resKey), &dst.partition)(s.yield)
+	}
 	if err := s.err; err != nil {
 		if !errors.Is(err, otlpwire.ErrItemTooLarge) {
 			return err
@@ -147,15 +175,26 @@ func (r *Router) routeByTrace(rd otlpwire.ResourceData, index int, members *Memb
 	return nil
 }
 
-// firstTraceKey returns the key of the first item of rd that has a trace
-// id, and whether there is one.
-func firstTraceKey(rd otlpwire.ResourceData) (uint64, bool, error) {
+// firstItemKey returns the key of the first item of rd that has one (a
+// trace id; a metric's name), and whether there is one.
+func firstItemKey(rd otlpwire.ResourceData) (uint64, bool, error) {
 	for sd, err := range rd.Scopes() {
 		if err != nil {
 			return 0, false, err
 		}
 		var id [16]byte
 		switch rd.Signal() {
+		case otlpwire.SignalMetrics:
+			for m, err := range sd.Metrics() {
+				if err != nil {
+					return 0, false, err
+				}
+				name, err := m.Name()
+				if err != nil {
+					return 0, false, err
+				}
+				return MetricKey(name), true, nil
+			}
 		case otlpwire.SignalTraces:
 			for sp, err := range sd.Spans() {
 				if err != nil {

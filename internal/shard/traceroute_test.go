@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
@@ -224,6 +225,87 @@ func BenchmarkRouteByKey(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// Routing by metric name: every metric, with all its points, at the member
+// of its name, whatever resource it is in; frame keys map back.
+func TestRouteByMetricName(t *testing.T) {
+	md := pmetric.NewMetrics()
+	points := 0
+	for r := range 5 {
+		rm := md.ResourceMetrics().AppendEmpty()
+		rm.Resource().Attributes().PutStr("service.name", fmt.Sprintf("svc-%d", r))
+		sm := rm.ScopeMetrics().AppendEmpty()
+		for m := range 12 {
+			metric := sm.Metrics().AppendEmpty()
+			metric.SetName(fmt.Sprintf("metric.%d", m))
+			g := metric.SetEmptyGauge()
+			for p := range m%3 + 1 {
+				g.DataPoints().AppendEmpty().SetIntValue(int64(p))
+				points++
+			}
+		}
+	}
+	b, _ := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
+	req := otlpwire.NewRequest(otlpwire.SignalMetrics, b)
+	r, _ := NewRouter(RouterSettings{Shards: 1, MaxFrameBytes: sdp.MaxArrayLen, HashVersion: otlpwire.HashV2, ByMetricName: true})
+	for name, members := range map[string]*Members{"fleet": FleetMembers(memberIDs(4)), "static": StaticMembers(memberIDs(4))} {
+		t.Run(name, func(t *testing.T) {
+			var f Frames
+			if err := r.RouteTo(req, members, &f); err != nil {
+				t.Fatal(err)
+			}
+			got := 0
+			for shard, frames := range f.ByShard {
+				for _, x := range frames {
+					msg, _, err := sdp.Decode(x.Bytes)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rf := msg.(*sdp.ResourceFrame)
+					sent, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(rf.OTLP)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, m := range sent.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().All() {
+						if want := members.Owner(MetricKey([]byte(m.Name()))); want != shard {
+							t.Errorf("%s at member %d, want %d", m.Name(), shard, want)
+						}
+					}
+					got += sent.DataPointCount()
+					if int(rf.ItemCount) != sent.DataPointCount() {
+						t.Errorf("item_count %d, %d points", rf.ItemCount, sent.DataPointCount())
+					}
+					if key, err := r.FrameKey(x.Bytes); err != nil || key != x.Key || members.Owner(key) != shard {
+						t.Errorf("FrameKey %x (%v), routed with %x at member %d", key, err, x.Key, shard)
+					}
+				}
+			}
+			if got != points || f.Items != points {
+				t.Fatalf("%d points framed (Frames.Items %d), want %d", got, f.Items, points)
+			}
+		})
+	}
+	// Spans go by resource with ByMetricName.
+	var f Frames
+	if err := r.RouteTo(marshal(t, mixedTraces(4, 5, 3)), FleetMembers(memberIDs(4)), &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Frames != 4 {
+		t.Fatalf("traces by resource: %d frames for 4 resources", f.Frames)
+	}
+}
+
+// MetricKey's values are part of the routing contract.
+func TestMetricKeyIsStable(t *testing.T) {
+	for name, want := range map[string]uint64{
+		"":                     mix64(14695981039346656037), // FNV-1a's offset basis
+		"http.server.duration": 0x9c5172a45c6c0028,
+	} {
+		if got := MetricKey([]byte(name)); got != want {
+			t.Errorf("MetricKey(%q) = %#x, want %#x", name, got, want)
 		}
 	}
 }

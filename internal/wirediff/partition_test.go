@@ -10,6 +10,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
@@ -197,6 +199,108 @@ func TestDifferentialPartitionByTraceID(t *testing.T) {
 				}
 				if n, err := NewRequest(sig, p.Request).ItemCount(); err != nil || n != p.ItemCount {
 					t.Fatalf("resource %d, owner %d: the part counts %d (%v), ItemCount %d", ri, p.Owner, n, err, p.ItemCount)
+				}
+			}
+			if !slices.Equal(owners, w.owners) {
+				t.Fatalf("resource %d: owners %v, pdata %v", ri, owners, w.owners)
+			}
+			ri++
+		}
+	})
+}
+
+// metricOwner spreads metrics over three owners by the last byte of their
+// name (generated names end in their index).
+func metricOwner(name []byte) int {
+	if len(name) == 0 {
+		return 5
+	}
+	return int(name[len(name)-1]) % 3
+}
+
+// expectedMetrics partitions resource ri of b by metric name with pdata.
+func expectedMetrics(t *testing.T, b []byte, ri int) want {
+	t.Helper()
+	req := pmetricotlp.NewExportRequest()
+	if err := req.UnmarshalProto(b); err != nil {
+		t.Fatal(err)
+	}
+	rm := req.Metrics().ResourceMetrics().At(ri)
+	w := want{parts: map[int][]byte{}, items: map[int]int{}}
+	byOwner := map[int]pmetric.ResourceMetrics{}
+	lastScope := map[int]int{}
+	for si, sm := range rm.ScopeMetrics().All() {
+		for _, m := range sm.Metrics().All() {
+			o := metricOwner([]byte(m.Name()))
+			out, ok := byOwner[o]
+			if !ok {
+				out = pmetric.NewMetrics().ResourceMetrics().AppendEmpty()
+				rm.Resource().CopyTo(out.Resource())
+				out.SetSchemaUrl(rm.SchemaUrl())
+				byOwner[o] = out
+				w.owners = append(w.owners, o)
+				lastScope[o] = -1
+			}
+			if lastScope[o] != si {
+				ns := out.ScopeMetrics().AppendEmpty()
+				sm.Scope().CopyTo(ns.Scope())
+				ns.SetSchemaUrl(sm.SchemaUrl())
+				lastScope[o] = si
+			}
+			m.CopyTo(out.ScopeMetrics().At(out.ScopeMetrics().Len() - 1).Metrics().AppendEmpty())
+			w.items[o] += metricPoints(m)
+		}
+	}
+	for o, out := range byOwner {
+		md := pmetric.NewMetrics()
+		out.CopyTo(md.ResourceMetrics().AppendEmpty())
+		w.parts[o], _ = pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
+	}
+	if len(w.owners) == 0 {
+		md := pmetric.NewMetrics()
+		rm.CopyTo(md.ResourceMetrics().AppendEmpty())
+		o := metricOwner(nil)
+		w.owners = []int{o}
+		w.parts[o], _ = pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
+	}
+	return w
+}
+
+// Partitioning metrics by name against pdata, on every shape and encoding.
+func TestDifferentialPartitionByMetricName(t *testing.T) {
+	forEachCase(t, 3, func(t *testing.T, sig Signal, _ encoding, b []byte, _ decoded, _ []byte) {
+		var scratch PartitionScratch
+		ri := 0
+		for rd, err := range NewRequest(sig, b).Resources() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts := PartitionByMetricName(rd, metricOwner, &scratch)
+			if sig != SignalMetrics {
+				for _, err := range parts {
+					if !errors.Is(err, ErrWrongSignal) {
+						t.Fatalf("%v: %v, want ErrWrongSignal", sig, err)
+					}
+				}
+				continue
+			}
+			w := expectedMetrics(t, b, ri)
+			var owners []int
+			for p, err := range parts {
+				if err != nil {
+					t.Fatal(err)
+				}
+				owners = append(owners, p.Owner)
+				req := pmetricotlp.NewExportRequest()
+				if err := req.UnmarshalProto(p.Request); err != nil {
+					t.Fatalf("pdata rejects a part: %v", err)
+				}
+				got, _ := req.MarshalProto()
+				if !bytes.Equal(got, w.parts[p.Owner]) {
+					t.Fatalf("resource %d, owner %d: the part differs from pdata's", ri, p.Owner)
+				}
+				if p.ItemCount != w.items[p.Owner] {
+					t.Fatalf("resource %d, owner %d: ItemCount %d, pdata %d", ri, p.Owner, p.ItemCount, w.items[p.Owner])
 				}
 			}
 			if !slices.Equal(owners, w.owners) {

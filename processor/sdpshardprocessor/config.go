@@ -38,6 +38,10 @@ const (
 	// shorthand for attributes [service.name]. Resources without it go
 	// together, as with attributes.
 	RoutingKeyService RoutingKey = "service"
+	// RoutingKeyMetric routes each metric, with all its data points, by its
+	// name, so that every point of a metric reaches one member; spans and
+	// log records go by resource.
+	RoutingKeyMetric RoutingKey = "metric"
 )
 
 // Mode says what the processor passes to the next consumer.
@@ -84,8 +88,8 @@ type Config struct {
 	// moves about 1/N of the resources; frames held for a member that
 	// leaves are sent to the resources' new owners.
 	Resolver configoptional.Optional[resolver.Config] `mapstructure:"resolver"`
-	// RoutingKey is "resource" (default), "attributes", "service" or
-	// "traceID".
+	// RoutingKey is "resource" (default), "attributes", "service",
+	// "traceID" or "metric".
 	RoutingKey RoutingKey `mapstructure:"routing_key"`
 	// Attributes are the resource attribute keys hashed when RoutingKey is
 	// "attributes"; a resource that has none of them goes to shard 0.
@@ -249,7 +253,7 @@ func (cfg *Config) Validate() error {
 		}
 	}
 	switch cfg.RoutingKey {
-	case RoutingKeyResource, RoutingKeyTraceID, RoutingKeyService:
+	case RoutingKeyResource, RoutingKeyTraceID, RoutingKeyService, RoutingKeyMetric:
 		if len(cfg.Attributes) > 0 {
 			errs = append(errs, errors.New(`attributes: only used with routing_key "attributes"`))
 		}
@@ -263,7 +267,7 @@ func (cfg *Config) Validate() error {
 			}
 		}
 	default:
-		errs = append(errs, fmt.Errorf(`routing_key: unknown value %q, want "resource", "attributes", "service" or "traceID"`, cfg.RoutingKey))
+		errs = append(errs, fmt.Errorf(`routing_key: unknown value %q, want "resource", "attributes", "service", "traceID" or "metric"`, cfg.RoutingKey))
 	}
 	switch cfg.HashVersion {
 	case int(otlpwire.HashV1), int(otlpwire.HashV2):
@@ -368,6 +372,7 @@ func (cfg *Config) routerSettings() shard.RouterSettings {
 		MaxFrameBytes: cfg.MaxFrameBytes,
 		HashVersion:   version,
 		ByTraceID:     cfg.RoutingKey == RoutingKeyTraceID,
+		ByMetricName:  cfg.RoutingKey == RoutingKeyMetric,
 	}
 }
 

@@ -222,12 +222,16 @@ func TestValidateRoutingKeyTraceID(t *testing.T) {
 	cfg.Attributes = []string{"service.name"}
 	assert.EqualError(t, cfg.Validate(), `attributes: only used with routing_key "attributes"`)
 	cfg.Attributes, cfg.RoutingKey = nil, "trace_id"
-	assert.EqualError(t, cfg.Validate(), `routing_key: unknown value "trace_id", want "resource", "attributes", "service" or "traceID"`)
+	assert.EqualError(t, cfg.Validate(), `routing_key: unknown value "trace_id", want "resource", "attributes", "service", "traceID" or "metric"`)
 	cfg.RoutingKey = RoutingKeyResource
 	assert.False(t, cfg.routerSettings().ByTraceID)
 	assert.Empty(t, cfg.routerSettings().Attributes)
 	cfg.RoutingKey = RoutingKeyService
 	require.NoError(t, cfg.Validate())
 	assert.Equal(t, []string{"service.name"}, cfg.routerSettings().Attributes)
+	assert.False(t, cfg.routerSettings().ByTraceID)
+	cfg.RoutingKey = RoutingKeyMetric
+	require.NoError(t, cfg.Validate())
+	assert.True(t, cfg.routerSettings().ByMetricName)
 	assert.False(t, cfg.routerSettings().ByTraceID)
 }

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -128,4 +129,55 @@ func TestRoutingKeyServiceKeepsEachServiceOnOneSidecar(t *testing.T) {
 		}
 	}
 	assert.Greater(t, len(used), 1, "every service on one sidecar: the key does not spread")
+}
+
+// With routing_key metric every metric's points reach one sidecar.
+func TestRoutingKeyMetricKeepsEachMetricOnOneSidecar(t *testing.T) {
+	endpoints := newEndpoints(t, "unix", 3)
+	var recs []*recorder
+	for _, e := range endpoints {
+		rec := newRecorder()
+		startSidecar(t, e, rec)
+		recs = append(recs, rec)
+	}
+	cfg := testConfig(endpoints)
+	cfg.RoutingKey = RoutingKeyMetric
+	require.NoError(t, cfg.Validate())
+	p, err := newRegistry().createMetrics(context.Background(), testSettings(nil), cfg, new(consumertest.MetricsSink))
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+
+	md := pmetric.NewMetrics()
+	for r := range 6 {
+		rm := md.ResourceMetrics().AppendEmpty()
+		rm.Resource().Attributes().PutStr("service.name", fmt.Sprintf("svc-%d", r))
+		sm := rm.ScopeMetrics().AppendEmpty()
+		for m := range 9 {
+			metric := sm.Metrics().AppendEmpty()
+			metric.SetName(fmt.Sprintf("metric.%d", m))
+			metric.SetEmptySum().DataPoints().AppendEmpty().SetIntValue(int64(r))
+		}
+	}
+	require.NoError(t, p.ConsumeMetrics(context.Background(), md))
+	at := map[string]map[int]bool{}
+	points := 0
+	for i, rec := range recs {
+		for _, rf := range rec.snapshot() {
+			sent, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(rf.frame.OTLP)
+			require.NoError(t, err)
+			points += sent.DataPointCount()
+			for _, m := range sent.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().All() {
+				if at[m.Name()] == nil {
+					at[m.Name()] = map[int]bool{}
+				}
+				at[m.Name()][i] = true
+			}
+		}
+	}
+	assert.Equal(t, 54, points)
+	assert.Len(t, at, 9)
+	for name, sidecars := range at {
+		assert.Len(t, sidecars, 1, "metric %s on sidecars %v", name, sidecars)
+	}
 }
