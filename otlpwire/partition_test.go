@@ -289,7 +289,9 @@ func TestPartitionByMetricName(t *testing.T) {
 	}
 	var p pb
 	p.msg(1, func(p *pb) {
-		p.msg(1, func(p *pb) { p.msg(1, func(p *pb) { p.str(1, "service.name"); p.msg(2, func(p *pb) { p.str(1, "m") }) }) })
+		p.msg(1, func(p *pb) {
+			p.msg(1, func(p *pb) { p.str(1, "service.name"); p.msg(2, func(p *pb) { p.str(1, "m") }) })
+		})
 		p.msg(2, func(p *pb) {
 			p.msg(1, func(p *pb) { p.str(1, "scope") })
 			gauge(p, "cpu", 2)
