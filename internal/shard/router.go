@@ -191,22 +191,28 @@ func (r *Router) routeResource(rd otlpwire.ResourceData, index int, members *Mem
 	// ranged over: a range loop's body closure would escape into the
 	// iterator and cost several allocations per resource.
 	otlpwire.SplitResource(rd, r.maxFrameBytes, dst.scratch[:0])(sink.yield)
-	if err := sink.err; err != nil {
-		if !errors.Is(err, otlpwire.ErrItemTooLarge) {
-			return err
-		}
-		// Drop what was already framed of this resource so that it is
-		// either forwarded whole or not at all.
-		clear(dst.routed[mark:])
-		dst.routed = dst.routed[:mark]
-		items, countErr := rd.ItemCount()
-		if countErr != nil {
-			return countErr
-		}
-		dst.Unroutable = append(dst.Unroutable, Unroutable{Index: index, Items: items, Err: err})
+	return dst.settleResource(rd, index, mark, sink.err)
+}
+
+// settleResource ends the framing of resource index, whose frames start at
+// routed[mark]: counted when err is nil; left out and listed in Unroutable,
+// none of its frames kept, when an item did not fit (so that a resource is
+// forwarded whole or not at all); any other error is returned.
+func (f *Frames) settleResource(rd otlpwire.ResourceData, index, mark int, err error) error {
+	if err == nil {
+		f.Resources++
 		return nil
 	}
-	dst.Resources++
+	if !errors.Is(err, otlpwire.ErrItemTooLarge) {
+		return err
+	}
+	clear(f.routed[mark:])
+	f.routed = f.routed[:mark]
+	items, countErr := rd.ItemCount()
+	if countErr != nil {
+		return countErr
+	}
+	f.Unroutable = append(f.Unroutable, Unroutable{Index: index, Items: items, Err: err})
 	return nil
 }
 

@@ -4,7 +4,6 @@ package shard
 
 import (
 	"encoding/binary"
-	"errors"
 	"math/bits"
 
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
@@ -158,21 +157,7 @@ func (r *Router) routeByTrace(rd otlpwire.ResourceData, index int, members *Memb
 	} else {
 		otlpwire.PartitionByTraceID(rd, s.owner, members.Owner(resKey), &dst.partition)(s.yield)
 	}
-	if err := s.err; err != nil {
-		if !errors.Is(err, otlpwire.ErrItemTooLarge) {
-			return err
-		}
-		clear(dst.routed[mark:])
-		dst.routed = dst.routed[:mark]
-		items, countErr := rd.ItemCount()
-		if countErr != nil {
-			return countErr
-		}
-		dst.Unroutable = append(dst.Unroutable, Unroutable{Index: index, Items: items, Err: err})
-		return nil
-	}
-	dst.Resources++
-	return nil
+	return dst.settleResource(rd, index, mark, s.err)
 }
 
 // firstItemKey returns the key of the first item of rd that has one (a

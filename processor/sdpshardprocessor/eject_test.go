@@ -22,16 +22,24 @@ type ejectionRig struct {
 	s       *shardSet
 	members []fleetMember
 	tel     *componenttest.Telemetry
+	src     *fakeSource // the resolver, when not static
 }
 
 // startEjectionRig ejects after 200ms without an answer, at most pct
 // percent of the members at once.
 func startEjectionRig(t *testing.T, static bool, n, pct int) *ejectionRig {
+	return startEjectionRigListing(t, static, n, n, pct)
+}
+
+// startEjectionRigListing is startEjectionRig with n sidecars of which the
+// resolver lists the first listed.
+func startEjectionRigListing(t *testing.T, static bool, n, listed, pct int) *ejectionRig {
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
 	r := &ejectionRig{members: startFleet(t, n), tel: tel}
 	reg := newRegistry()
 	src := &fakeSource{}
+	r.src = src
 	reg.newSource = func(*Config, processor.Settings, func(error)) (memberSource, error) { return src, nil }
 	cfg := fleetConfig()
 	if static {
@@ -53,8 +61,8 @@ func startEjectionRig(t *testing.T, static bool, n, pct int) *ejectionRig {
 	reg.mu.Unlock()
 	r.p = p
 	if !static {
-		src.set(members(r.members...)...)
-		require.Eventually(t, func() bool { return r.s.current.Load().members.Len() == n }, 5*time.Second, time.Millisecond)
+		src.set(members(r.members[:listed]...)...)
+		require.Eventually(t, func() bool { return r.s.current.Load().members.Len() == listed }, 5*time.Second, time.Millisecond)
 	}
 	return r
 }
@@ -215,25 +223,9 @@ func TestShutdownWithAMemberEjected(t *testing.T) {
 // An ejected member that the resolver reports at a new address (a pod
 // rescheduled) is served there at once, not probed at the old one.
 func TestEjectedMemberAtANewAddressIsTakenBackIn(t *testing.T) {
-	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	fleetMembers := startFleet(t, 4)
-	reg := newRegistry()
-	src := &fakeSource{}
-	reg.newSource = func(*Config, processor.Settings, func(error)) (memberSource, error) { return src, nil }
-	cfg := fleetConfig()
-	cfg.Ejection = configoptional.Some(EjectionConfig{StallTimeout: 200 * time.Millisecond, ProbeInterval: 50 * time.Millisecond, MaxEjectedPercent: 50})
-	set := testSettings(tel)
-	p, err := reg.createTraces(context.Background(), set, cfg, new(consumertest.TracesSink))
-	require.NoError(t, err)
-	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
-	reg.mu.Lock()
-	r := &ejectionRig{p: p, s: reg.sets[set.ID], members: fleetMembers, tel: tel}
-	reg.mu.Unlock()
+	r := startEjectionRigListing(t, false, 4, 3, 50)
+	fleetMembers, src, tel := r.members, r.src, r.tel
 
-	src.set(members(fleetMembers[:3]...)...)
-	applied(t, r.s, "consumer-0", "consumer-1", "consumer-2")
 	t.Cleanup(fleetMembers[1].rec.block())
 	settles(t, r.consume(0), 5*time.Second, "batch with resources of the stalled member")
 	require.Equal(t, []string{"consumer-1"}, r.excluded())

@@ -14,11 +14,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
 )
 
-// With routing_key traceID every trace's spans reach one sidecar, each
-// frame holding its resource whole, in both modes' pipelines.
-func TestRoutingKeyTraceIDKeepsEachTraceOnOneSidecar(t *testing.T) {
+// keyedSidecars starts three sidecars and returns their recorders and a
+// configuration over them with routing key key.
+func keyedSidecars(t *testing.T, key RoutingKey) ([]*recorder, *Config) {
 	endpoints := newEndpoints(t, "unix", 3)
 	var recs []*recorder
 	for _, e := range endpoints {
@@ -27,14 +28,27 @@ func TestRoutingKeyTraceIDKeepsEachTraceOnOneSidecar(t *testing.T) {
 		recs = append(recs, rec)
 	}
 	cfg := testConfig(endpoints)
-	cfg.RoutingKey = RoutingKeyTraceID
-	cfg.Mode = ModeDivert
+	cfg.RoutingKey = key
+	return recs, cfg
+}
+
+// startKeyed starts a traces processor with cfg, passing on to next.
+func startKeyed(t *testing.T, cfg *Config, next *consumertest.TracesSink) processor.Traces {
 	require.NoError(t, cfg.Validate())
-	next := new(consumertest.TracesSink)
 	p, err := newRegistry().createTraces(context.Background(), testSettings(nil), cfg, next)
 	require.NoError(t, err)
 	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	return p
+}
+
+// With routing_key traceID every trace's spans reach one sidecar, each
+// frame holding its resource whole, in both modes' pipelines.
+func TestRoutingKeyTraceIDKeepsEachTraceOnOneSidecar(t *testing.T) {
+	recs, cfg := keyedSidecars(t, RoutingKeyTraceID)
+	cfg.Mode = ModeDivert
+	next := new(consumertest.TracesSink)
+	p := startKeyed(t, cfg, next)
 
 	td := ptrace.NewTraces()
 	spans := 0
@@ -82,20 +96,8 @@ func TestRoutingKeyTraceIDKeepsEachTraceOnOneSidecar(t *testing.T) {
 // With routing_key service every resource of a service reaches one
 // sidecar, whatever its other attributes.
 func TestRoutingKeyServiceKeepsEachServiceOnOneSidecar(t *testing.T) {
-	endpoints := newEndpoints(t, "unix", 3)
-	var recs []*recorder
-	for _, e := range endpoints {
-		rec := newRecorder()
-		startSidecar(t, e, rec)
-		recs = append(recs, rec)
-	}
-	cfg := testConfig(endpoints)
-	cfg.RoutingKey = RoutingKeyService
-	require.NoError(t, cfg.Validate())
-	p, err := newRegistry().createTraces(context.Background(), testSettings(nil), cfg, new(consumertest.TracesSink))
-	require.NoError(t, err)
-	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	recs, cfg := keyedSidecars(t, RoutingKeyService)
+	p := startKeyed(t, cfg, new(consumertest.TracesSink))
 
 	td := ptrace.NewTraces()
 	for r := range 40 {
@@ -133,15 +135,7 @@ func TestRoutingKeyServiceKeepsEachServiceOnOneSidecar(t *testing.T) {
 
 // With routing_key metric every metric's points reach one sidecar.
 func TestRoutingKeyMetricKeepsEachMetricOnOneSidecar(t *testing.T) {
-	endpoints := newEndpoints(t, "unix", 3)
-	var recs []*recorder
-	for _, e := range endpoints {
-		rec := newRecorder()
-		startSidecar(t, e, rec)
-		recs = append(recs, rec)
-	}
-	cfg := testConfig(endpoints)
-	cfg.RoutingKey = RoutingKeyMetric
+	recs, cfg := keyedSidecars(t, RoutingKeyMetric)
 	require.NoError(t, cfg.Validate())
 	p, err := newRegistry().createMetrics(context.Background(), testSettings(nil), cfg, new(consumertest.MetricsSink))
 	require.NoError(t, err)
