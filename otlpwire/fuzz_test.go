@@ -171,4 +171,21 @@ func fuzzPartition(t *testing.T, rd ResourceData) {
 	if total != want {
 		t.Fatalf("parts hold %d points, the resource %d", total, want)
 	}
+	total = 0
+	for p, err := range PartitionByStream(rd, func(s uint64) int { return int(s % 5) }, &scratch) {
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("partition by stream: %v", err)
+			}
+			return
+		}
+		n, err := NewRequest(rd.Signal(), p.Request).ItemCount()
+		if err != nil || n != p.ItemCount {
+			t.Fatalf("stream part of owner %d holds %d points (%v), ItemCount %d", p.Owner, n, err, p.ItemCount)
+		}
+		total += p.ItemCount
+	}
+	if total != want {
+		t.Fatalf("stream parts hold %d points, the resource %d", total, want)
+	}
 }

@@ -30,8 +30,12 @@ type PartitionScratch struct {
 	counts []int  // items per owner
 	starts []int  // where each owner's group starts in order, while grouping
 	env    []byte // the resource's envelope: every field but its scopes
-	stash  []byte // the scopes' envelopes
+	stash  []byte // the scopes' envelopes, and metrics' and their data's by stream
 	buf    []byte // the request being built
+	// metrics are the metrics of a partition by stream, and streamOwner
+	// its owner function.
+	metrics     []partMetric
+	streamOwner func(stream uint64) int
 }
 
 // partItem is one item of the resource: its field's bytes and its owner.
@@ -40,6 +44,9 @@ type partItem struct {
 	scope      int // index in PartitionScratch.scopes
 	owner      int // index in PartitionScratch.owners
 	count      int // items it counts as: 1, or a metric's data points
+	// metric is, for a data point of a partition by stream, the index of
+	// its metric in PartitionScratch.metrics; -1 for an item of a scope.
+	metric int
 }
 
 // partScope is one scope of the resource: where its envelope (every field
@@ -178,8 +185,16 @@ func (k *itemKeyer) owner(item []byte) (owner, count int, err error) {
 }
 
 // partition assigns d's items with k and yields one part per owner.
+// With a nil k it partitions by stream (streamOwner).
 func (p *PartitionScratch) partition(d ResourceData, scopeField int32, k *itemKeyer, yield func(Part, error) bool) {
-	if err := p.assign(d, scopeField, k); err != nil {
+	var err error
+	if k == nil {
+		err = p.assignStreams(d, scopeField)
+	} else {
+		p.metrics = p.metrics[:0]
+		err = p.assign(d, scopeField, k)
+	}
+	if err != nil {
 		yield(Part{}, err)
 		return
 	}
@@ -192,7 +207,13 @@ func (p *PartitionScratch) partition(d ResourceData, scopeField int32, k *itemKe
 		for _, i := range items {
 			count += p.items[i].count
 		}
-		if !yield(Part{Owner: p.owners[o], Request: p.build(d.b, scopeField, items), ItemCount: count}, nil) {
+		var req []byte
+		if k == nil {
+			req = p.buildStreams(d.b, scopeField, items)
+		} else {
+			req = p.build(d.b, scopeField, items)
+		}
+		if !yield(Part{Owner: p.owners[o], Request: req, ItemCount: count}, nil) {
 			return
 		}
 	}
@@ -233,7 +254,7 @@ func (p *PartitionScratch) assign(d ResourceData, scopeField int32, k *itemKeyer
 			if err != nil {
 				return err
 			}
-			p.items = append(p.items, partItem{start: base + g.start, end: base + g.end, scope: scope, owner: p.ownerIndex(o), count: count})
+			p.items = append(p.items, partItem{start: base + g.start, end: base + g.end, scope: scope, owner: p.ownerIndex(o), count: count, metric: -1})
 		}
 		p.scopes = append(p.scopes, partScope{head: head, headLen: len(p.stash) - head})
 	}

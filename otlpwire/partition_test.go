@@ -221,6 +221,36 @@ func TestPartitionByTraceIDAllocatesNothingPerItem(t *testing.T) {
 
 func sweepOwner(id [16]byte) int { return int(id[0]) % 16 }
 
+// Partitioning metrics by stream allocates nothing either once warm.
+func TestPartitionByStreamAllocatesNothing(t *testing.T) {
+	ran := 0
+	defer func() {
+		if ran == 0 {
+			t.Error("testdata holds no metrics request")
+		}
+	}()
+	for _, r := range testRequests(t, "") {
+		if r.sig != SignalMetrics {
+			continue
+		}
+		ran++
+		var scratch PartitionScratch
+		run := func() {
+			for rd, err := range NewRequest(SignalMetrics, r.b).Resources() {
+				if err != nil {
+					return
+				}
+				for range PartitionByStream(rd, func(s uint64) int { return int(s % 16) }, &scratch) {
+				}
+			}
+		}
+		run()
+		if allocs := testing.AllocsPerRun(10, run); allocs != 0 {
+			t.Errorf("%s: %v allocations per partition by stream", r.name, allocs)
+		}
+	}
+}
+
 // partitionSweepRequest is one resource of two scopes holding spans spans
 // of distinct traces, each with a few attributes.
 func partitionSweepRequest(spans int) []byte {
@@ -322,6 +352,77 @@ func TestPartitionByMetricName(t *testing.T) {
 		for _, err := range PartitionByMetricName(rd, func([]byte) int { return 0 }, &scratch) {
 			if !errors.Is(err, ErrWrongSignal) {
 				t.Fatalf("traces: %v, want ErrWrongSignal", err)
+			}
+		}
+	}
+}
+
+// Data points go to the owner of their stream: scope, metric name and
+// attributes; a metric keeps its envelope in every part; a metric without
+// points goes whole.
+func TestPartitionByStream(t *testing.T) {
+	point := func(p *pb, host string, v uint64) {
+		p.msg(1, func(p *pb) { // Gauge.data_points
+			p.fixed64(4, v) // as_double
+			p.msg(7, func(p *pb) { p.str(1, "host"); p.msg(2, func(p *pb) { p.str(1, host) }) })
+		})
+	}
+	var p pb
+	p.msg(1, func(p *pb) {
+		p.msg(1, func(p *pb) { p.msg(1, func(p *pb) { p.str(1, "service.name"); p.msg(2, func(p *pb) { p.str(1, "m") }) }) })
+		p.msg(2, func(p *pb) {
+			p.msg(1, func(p *pb) { p.str(1, "scope"); p.str(2, "v1") })
+			p.msg(2, func(p *pb) {
+				p.str(1, "cpu")
+				p.str(3, "1") // unit
+				p.msg(5, func(p *pb) { point(p, "a", 1); point(p, "b", 2); point(p, "a", 3) })
+			})
+			p.msg(2, func(p *pb) { p.str(1, "empty"); p.msg(5, func(*pb) {}) })
+		})
+	})
+	var scratch PartitionScratch
+	streams := map[uint64]int{}
+	owner := func(s uint64) int {
+		if _, ok := streams[s]; !ok {
+			streams[s] = len(streams)
+		}
+		return streams[s]
+	}
+	var got []string
+	total := 0
+	for rd := range NewRequest(SignalMetrics, p.b).Resources() {
+		for part, err := range PartitionByStream(rd, owner, &scratch) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := NewRequest(SignalMetrics, part.Request).ItemCount()
+			if err != nil || n != part.ItemCount {
+				t.Fatalf("owner %d: ItemCount %d, the part holds %d (%v)", part.Owner, part.ItemCount, n, err)
+			}
+			total += n
+			var desc []string
+			for rd := range NewRequest(SignalMetrics, part.Request).Resources() {
+				for sd := range rd.Scopes() {
+					for m := range sd.Metrics() {
+						name, _ := m.Name()
+						unit, _ := m.Unit()
+						c, _ := NewScopeData(SignalMetrics, sd.Bytes()).ItemCount()
+						desc = append(desc, fmt.Sprintf("%s[%s]:%d", name, unit, c))
+					}
+				}
+			}
+			got = append(got, fmt.Sprintf("%d=%s", part.Owner, strings.Join(desc, ",")))
+		}
+	}
+	// host a: points 1 and 3; host b: point 2; "empty" to its own stream.
+	want := []string{"0=cpu[1]:2", "1=cpu[1]:1", "2=empty[]:0"}
+	if !slices.Equal(got, want) || total != 3 {
+		t.Fatalf("parts %v (%d points), want %v", got, total, want)
+	}
+	for rd := range NewRequest(SignalLogs, partitionRequest(SignalLogs)).Resources() {
+		for _, err := range PartitionByStream(rd, owner, &scratch) {
+			if !errors.Is(err, ErrWrongSignal) {
+				t.Fatalf("logs: %v, want ErrWrongSignal", err)
 			}
 		}
 	}
