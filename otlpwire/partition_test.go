@@ -369,7 +369,9 @@ func TestPartitionByStream(t *testing.T) {
 	}
 	var p pb
 	p.msg(1, func(p *pb) {
-		p.msg(1, func(p *pb) { p.msg(1, func(p *pb) { p.str(1, "service.name"); p.msg(2, func(p *pb) { p.str(1, "m") }) }) })
+		p.msg(1, func(p *pb) {
+			p.msg(1, func(p *pb) { p.str(1, "service.name"); p.msg(2, func(p *pb) { p.str(1, "m") }) })
+		})
 		p.msg(2, func(p *pb) {
 			p.msg(1, func(p *pb) { p.str(1, "scope"); p.str(2, "v1") })
 			p.msg(2, func(p *pb) {
