@@ -45,6 +45,10 @@ type RouterSettings struct {
 	// name (MetricKey), in the same way; spans and log records go by
 	// resource.
 	ByMetricName bool
+	// ByStream routes each metric data point by its stream (StreamKey:
+	// resource, scope, metric name and point attributes); spans and log
+	// records go by resource. It takes precedence over ByMetricName.
+	ByStream bool
 }
 
 // Router turns the bytes of an OTLP export request into SDP ResourceFrames
@@ -63,6 +67,7 @@ type Router struct {
 	hashVersion   otlpwire.HashVersion
 	byTraceID     bool
 	byMetricName  bool
+	byStream      bool
 }
 
 // NewRouter returns a Router for s, or an error wrapping ErrInvalidSettings
@@ -87,6 +92,7 @@ func NewRouter(s RouterSettings) (*Router, error) {
 		hashVersion:   s.HashVersion,
 		byTraceID:     s.ByTraceID,
 		byMetricName:  s.ByMetricName,
+		byStream:      s.ByStream,
 	}, nil
 }
 
@@ -220,7 +226,7 @@ func (f *Frames) settleResource(rd otlpwire.ResourceData, index, mark int, err e
 // id or metric name) rather than by resource.
 func (r *Router) byItem(signal otlpwire.Signal) bool {
 	if signal == otlpwire.SignalMetrics {
-		return r.byMetricName
+		return r.byMetricName || r.byStream
 	}
 	return r.byTraceID
 }
@@ -270,7 +276,11 @@ func (r *Router) FrameKey(frame []byte) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if byItem {
+		if byItem && r.byStream && rd.Signal() == otlpwire.SignalMetrics {
+			if key, ok, err := firstStreamKey(rd, rf.ResourceHash); err != nil || ok {
+				return key, err
+			}
+		} else if byItem {
 			if key, ok, err := firstItemKey(rd); err != nil || ok {
 				return key, err
 			}

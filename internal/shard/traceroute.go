@@ -31,6 +31,14 @@ func MetricKey(name []byte) uint64 {
 	return mix64(h)
 }
 
+// StreamKey is the routing key of a metric stream of the resource whose
+// identity hash is identity: the resource folded into the stream hash that
+// otlpwire.PartitionByStream computes (scope, metric name, point
+// attributes). Its values never change across releases.
+func StreamKey(identity, stream uint64) uint64 {
+	return mix64(identity ^ bits.RotateLeft64(stream, 17))
+}
+
 // traceSink frames the parts PartitionByTraceID yields for one resource,
 // splitting a part larger than MaxFrameBytes as a whole resource is split.
 // It lives in Frames so that routing allocates nothing per resource.
@@ -49,6 +57,8 @@ type traceSink struct {
 	err      error
 	owner    func([16]byte) int
 	byName   func([]byte) int
+	byStream func(uint64) int
+	identity uint64 // the resource's, for StreamKey
 	yield    func(otlpwire.Part, error) bool
 }
 
@@ -57,6 +67,7 @@ func (f *Frames) traceSink(r *Router, members *Members) *traceSink {
 		s := &traceSink{frames: f}
 		s.owner = s.ownerOf
 		s.byName = s.ownerOfName
+		s.byStream = s.ownerOfStream
 		s.yield = s.add
 		f.traces = s
 	}
@@ -89,6 +100,16 @@ func (s *traceSink) ownerOf(id [16]byte) int {
 // ownerOfName is ownerOf for a metric name.
 func (s *traceSink) ownerOfName(name []byte) int {
 	key := MetricKey(name)
+	m := s.members.Owner(key)
+	if s.seen[m] != s.gen {
+		s.seen[m], s.firstKey[m] = s.gen, key
+	}
+	return m
+}
+
+// ownerOfStream is ownerOf for a metric stream.
+func (s *traceSink) ownerOfStream(stream uint64) int {
+	key := StreamKey(s.identity, stream)
 	m := s.members.Owner(key)
 	if s.seen[m] != s.gen {
 		s.seen[m], s.firstKey[m] = s.gen, key
@@ -149,15 +170,37 @@ func (r *Router) routeByTrace(rd otlpwire.ResourceData, index int, members *Memb
 		dst.scratch = make([]byte, 0, want)
 	}
 	s := dst.traceSink(r, members)
-	s.resKey = resKey
+	s.resKey, s.identity = resKey, identity
 	s.frame = sdp.ResourceFrame{Signal: uint8(rd.Signal()), ResourceHash: identity}
 	mark := len(dst.routed)
-	if rd.Signal() == otlpwire.SignalMetrics {
+	switch {
+	case rd.Signal() == otlpwire.SignalMetrics && r.byStream:
+		otlpwire.PartitionByStream(rd, s.byStream, &dst.partition)(s.yield)
+	case rd.Signal() == otlpwire.SignalMetrics:
 		otlpwire.PartitionByMetricName(rd, s.byName, &dst.partition)(s.yield)
-	} else {
+	default:
 		otlpwire.PartitionByTraceID(rd, s.owner, members.Owner(resKey), &dst.partition)(s.yield)
 	}
 	return dst.settleResource(rd, index, mark, s.err)
+}
+
+// firstStreamKey returns the key of the first data point (or metric
+// without points) of a metrics resource whose identity hash is identity:
+// the stream PartitionByStream gives it first.
+func firstStreamKey(rd otlpwire.ResourceData, identity uint64) (uint64, bool, error) {
+	var first uint64
+	seen := false
+	for _, err := range otlpwire.PartitionByStream(rd, func(stream uint64) int {
+		if !seen {
+			first, seen = stream, true
+		}
+		return 0
+	}, new(otlpwire.PartitionScratch)) {
+		if err != nil {
+			return 0, false, err
+		}
+	}
+	return StreamKey(identity, first), seen, nil
 }
 
 // firstItemKey returns the key of the first item of rd that has one (a

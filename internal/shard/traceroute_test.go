@@ -309,3 +309,91 @@ func TestMetricKeyIsStable(t *testing.T) {
 		}
 	}
 }
+
+// Routing by stream: every point of a stream (resource, scope, metric,
+// attributes) at one member, the points of one metric spread over several.
+func TestRouteByStream(t *testing.T) {
+	md := pmetric.NewMetrics()
+	points := 0
+	for r := range 3 {
+		rm := md.ResourceMetrics().AppendEmpty()
+		rm.Resource().Attributes().PutStr("service.name", fmt.Sprintf("svc-%d", r))
+		sm := rm.ScopeMetrics().AppendEmpty()
+		sm.Scope().SetName("scope")
+		for m := range 4 {
+			metric := sm.Metrics().AppendEmpty()
+			metric.SetName(fmt.Sprintf("metric.%d", m))
+			metric.SetUnit("1")
+			sum := metric.SetEmptySum()
+			sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+			for round := range 2 { // two points of every stream
+				for h := range 8 {
+					dp := sum.DataPoints().AppendEmpty()
+					dp.Attributes().PutStr("host", fmt.Sprintf("host-%d", h))
+					dp.SetIntValue(int64(round))
+					points++
+				}
+			}
+		}
+	}
+	b, _ := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
+	req := otlpwire.NewRequest(otlpwire.SignalMetrics, b)
+	r, _ := NewRouter(RouterSettings{Shards: 1, MaxFrameBytes: sdp.MaxArrayLen, HashVersion: otlpwire.HashV2, ByStream: true, ByMetricName: true})
+	for name, members := range map[string]*Members{"fleet": FleetMembers(memberIDs(4)), "static": StaticMembers(memberIDs(4))} {
+		t.Run(name, func(t *testing.T) {
+			var f Frames
+			if err := r.RouteTo(req, members, &f); err != nil {
+				t.Fatal(err)
+			}
+			streams := map[string]map[int]bool{}
+			metrics := map[string]map[int]bool{}
+			got := 0
+			for shard, frames := range f.ByShard {
+				for _, x := range frames {
+					msg, _, _ := sdp.Decode(x.Bytes)
+					rf := msg.(*sdp.ResourceFrame)
+					sent, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(rf.OTLP)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rm := sent.ResourceMetrics().At(0)
+					svc, _ := rm.Resource().Attributes().Get("service.name")
+					for _, m := range rm.ScopeMetrics().At(0).Metrics().All() {
+						if m.Unit() != "1" || m.Sum().AggregationTemporality() != pmetric.AggregationTemporalityCumulative {
+							t.Fatal("metric envelope lost")
+						}
+						for _, dp := range m.Sum().DataPoints().All() {
+							host, _ := dp.Attributes().Get("host")
+							id := svc.Str() + "/" + m.Name() + "/" + host.Str()
+							if streams[id] == nil {
+								streams[id] = map[int]bool{}
+							}
+							streams[id][shard] = true
+							if metrics[m.Name()] == nil {
+								metrics[m.Name()] = map[int]bool{}
+							}
+							metrics[m.Name()][shard] = true
+							got++
+						}
+					}
+					if key, err := r.FrameKey(x.Bytes); err != nil || key != x.Key || members.Owner(key) != shard {
+						t.Errorf("FrameKey %x (%v), routed with %x at member %d", key, err, x.Key, shard)
+					}
+				}
+			}
+			if got != points || len(streams) != 3*4*8 {
+				t.Fatalf("%d points of %d streams, want %d of %d", got, len(streams), points, 3*4*8)
+			}
+			for id, at := range streams {
+				if len(at) != 1 {
+					t.Errorf("stream %s on members %v", id, at)
+				}
+			}
+			for name, at := range metrics {
+				if len(at) < 2 {
+					t.Errorf("metric %s on %d member: streams do not spread", name, len(at))
+				}
+			}
+		})
+	}
+}

@@ -42,6 +42,11 @@ const (
 	// name, so that every point of a metric reaches one member; spans and
 	// log records go by resource.
 	RoutingKeyMetric RoutingKey = "metric"
+	// RoutingKeyStreamID routes each metric data point by its stream
+	// (resource, scope, metric name and point attributes), so that every
+	// point of a series reaches one member; spans and log records go by
+	// resource.
+	RoutingKeyStreamID RoutingKey = "streamID"
 )
 
 // Mode says what the processor passes to the next consumer.
@@ -89,7 +94,7 @@ type Config struct {
 	// leaves are sent to the resources' new owners.
 	Resolver configoptional.Optional[resolver.Config] `mapstructure:"resolver"`
 	// RoutingKey is "resource" (default), "attributes", "service",
-	// "traceID" or "metric".
+	// "traceID", "metric" or "streamID".
 	RoutingKey RoutingKey `mapstructure:"routing_key"`
 	// Attributes are the resource attribute keys hashed when RoutingKey is
 	// "attributes"; a resource that has none of them goes to shard 0.
@@ -253,7 +258,7 @@ func (cfg *Config) Validate() error {
 		}
 	}
 	switch cfg.RoutingKey {
-	case RoutingKeyResource, RoutingKeyTraceID, RoutingKeyService, RoutingKeyMetric:
+	case RoutingKeyResource, RoutingKeyTraceID, RoutingKeyService, RoutingKeyMetric, RoutingKeyStreamID:
 		if len(cfg.Attributes) > 0 {
 			errs = append(errs, errors.New(`attributes: only used with routing_key "attributes"`))
 		}
@@ -267,7 +272,7 @@ func (cfg *Config) Validate() error {
 			}
 		}
 	default:
-		errs = append(errs, fmt.Errorf(`routing_key: unknown value %q, want "resource", "attributes", "service", "traceID" or "metric"`, cfg.RoutingKey))
+		errs = append(errs, fmt.Errorf(`routing_key: unknown value %q, want "resource", "attributes", "service", "traceID", "metric" or "streamID"`, cfg.RoutingKey))
 	}
 	switch cfg.HashVersion {
 	case int(otlpwire.HashV1), int(otlpwire.HashV2):
@@ -373,6 +378,7 @@ func (cfg *Config) routerSettings() shard.RouterSettings {
 		HashVersion:   version,
 		ByTraceID:     cfg.RoutingKey == RoutingKeyTraceID,
 		ByMetricName:  cfg.RoutingKey == RoutingKeyMetric,
+		ByStream:      cfg.RoutingKey == RoutingKeyStreamID,
 	}
 }
 

@@ -222,7 +222,7 @@ func TestValidateRoutingKeyTraceID(t *testing.T) {
 	cfg.Attributes = []string{"service.name"}
 	assert.EqualError(t, cfg.Validate(), `attributes: only used with routing_key "attributes"`)
 	cfg.Attributes, cfg.RoutingKey = nil, "trace_id"
-	assert.EqualError(t, cfg.Validate(), `routing_key: unknown value "trace_id", want "resource", "attributes", "service", "traceID" or "metric"`)
+	assert.EqualError(t, cfg.Validate(), `routing_key: unknown value "trace_id", want "resource", "attributes", "service", "traceID", "metric" or "streamID"`)
 	cfg.RoutingKey = RoutingKeyResource
 	assert.False(t, cfg.routerSettings().ByTraceID)
 	assert.Empty(t, cfg.routerSettings().Attributes)
@@ -234,4 +234,8 @@ func TestValidateRoutingKeyTraceID(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 	assert.True(t, cfg.routerSettings().ByMetricName)
 	assert.False(t, cfg.routerSettings().ByTraceID)
+	cfg.RoutingKey = RoutingKeyStreamID
+	require.NoError(t, cfg.Validate())
+	assert.True(t, cfg.routerSettings().ByStream)
+	assert.False(t, cfg.routerSettings().ByMetricName)
 }

@@ -175,3 +175,54 @@ func TestRoutingKeyMetricKeepsEachMetricOnOneSidecar(t *testing.T) {
 		assert.Len(t, sidecars, 1, "metric %s on sidecars %v", name, sidecars)
 	}
 }
+
+// With routing_key streamID every point of a series reaches one sidecar
+// and a metric's series spread.
+func TestRoutingKeyStreamIDKeepsEachSeriesOnOneSidecar(t *testing.T) {
+	recs, cfg := keyedSidecars(t, RoutingKeyStreamID)
+	require.NoError(t, cfg.Validate())
+	p, err := newRegistry().createMetrics(context.Background(), testSettings(nil), cfg, new(consumertest.MetricsSink))
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+
+	md := pmetric.NewMetrics()
+	for round := range 3 {
+		rm := md.ResourceMetrics().AppendEmpty()
+		rm.Resource().Attributes().PutStr("service.name", "svc")
+		g := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+		g.SetName("queue.depth")
+		gauge := g.SetEmptyGauge()
+		for h := range 12 {
+			dp := gauge.DataPoints().AppendEmpty()
+			dp.Attributes().PutStr("host", fmt.Sprintf("h%d", h))
+			dp.SetIntValue(int64(round))
+		}
+	}
+	require.NoError(t, p.ConsumeMetrics(context.Background(), md))
+	at := map[string]map[int]bool{}
+	points := 0
+	for i, rec := range recs {
+		for _, rf := range rec.snapshot() {
+			sent, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(rf.frame.OTLP)
+			require.NoError(t, err)
+			for _, dp := range sent.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Gauge().DataPoints().All() {
+				host, _ := dp.Attributes().Get("host")
+				if at[host.Str()] == nil {
+					at[host.Str()] = map[int]bool{}
+				}
+				at[host.Str()][i] = true
+				points++
+			}
+		}
+	}
+	assert.Equal(t, 36, points)
+	used := map[int]bool{}
+	for host, sidecars := range at {
+		assert.Len(t, sidecars, 1, "series of %s on sidecars %v", host, sidecars)
+		for i := range sidecars {
+			used[i] = true
+		}
+	}
+	assert.Greater(t, len(used), 1, "the series did not spread")
+}
