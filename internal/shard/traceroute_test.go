@@ -397,3 +397,16 @@ func TestRouteByStream(t *testing.T) {
 		})
 	}
 }
+
+// StreamKey's values are part of the routing contract.
+func TestStreamKeyIsStable(t *testing.T) {
+	if got := StreamKey(0, 0); got != 0 {
+		t.Errorf("StreamKey(0, 0) = %#x, want 0", got)
+	}
+	if got, want := StreamKey(1, 1<<47), mix64(1^1); got != want {
+		t.Errorf("StreamKey(1, 1<<47) = %#x, want %#x", got, want)
+	}
+	if got := StreamKey(0x0123456789abcdef, 0xfedcba9876543210); got != 0xbe6b97b8eae0ad5a {
+		t.Errorf("StreamKey = %#x, want 0xbe6b97b8eae0ad5a", got)
+	}
+}
