@@ -175,6 +175,10 @@ service:
       receivers: [otlp]
       processors: [sdpshard]
       exporters: [debug]
+    metrics:
+      receivers: [otlp]
+      processors: [sdpshard]
+      exporters: [debug]
 `, g.grpc, r.processorMembers(), r.certs.CA, r.certs.ClientCert, r.certs.ClientKey, g.health, ports[2])
 	path := filepath.Join(r.dir, fmt.Sprintf("gateway-%d.yaml", i))
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
