@@ -86,7 +86,7 @@ func TestLoadScenariosRepository(t *testing.T) {
 	}
 	want := []string{"plain", "floor",
 		"pdata-divert-nowait", "pdata-divert", "pdata-tee-nowait", "pdata-tee",
-		"plain-samebinary", "predecode-divert-fleet", "predecode-divert-nowait", "predecode-divert", "predecode-tee-nowait", "predecode-tee", "predecode-wirecount"}
+		"plain-samebinary", "predecode-divert-fleet", "predecode-divert-nowait", "predecode-divert-traceid", "predecode-divert", "predecode-tee-nowait", "predecode-tee", "predecode-wirecount"}
 	if !slices.Equal(names, want) {
 		t.Errorf("scenarios %v, want %v", names, want)
 	}
