@@ -429,3 +429,51 @@ func TestPartitionByStream(t *testing.T) {
 		}
 	}
 }
+
+// A part whose resource is exactly 128 bytes needs a two-byte length: the
+// first length that does not fit one varint byte.
+func TestPartitionOfA128ByteResource(t *testing.T) {
+	build := func(pad int) []byte {
+		var p pb
+		p.msg(1, func(p *pb) {
+			p.msg(2, func(p *pb) {
+				p.msg(2, func(p *pb) {
+					id := make([]byte, 16)
+					id[0] = 1
+					p.bytes(1, id)
+					p.str(5, strings.Repeat("x", pad))
+				})
+			})
+		})
+		return p.b
+	}
+	var req []byte
+	for pad := 0; pad < 200; pad++ {
+		if b := build(pad); len(b) == 3+128 { // tag, two length bytes, 128
+			req = b
+			break
+		}
+	}
+	if req == nil {
+		t.Fatal("no padding gives a 128-byte resource")
+	}
+	var scratch PartitionScratch
+	for rd := range NewRequest(SignalTraces, req).Resources() {
+		if len(rd.Bytes()) != 128 {
+			t.Fatalf("resource of %d bytes", len(rd.Bytes()))
+		}
+		for part, err := range PartitionByTraceID(rd, func([16]byte) int { return 0 }, 0, &scratch) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(part.Request) != string(req) {
+				t.Fatalf("part % x, want the request itself % x", part.Request[:4], req[:4])
+			}
+		}
+		for chunk, err := range SplitResource(rd, 100, nil) {
+			if err == nil {
+				t.Fatalf("a 131-byte request split into %d bytes at limit 100", len(chunk.Request))
+			}
+		}
+	}
+}
