@@ -45,7 +45,7 @@ type partItem struct {
 	owner      int // index in PartitionScratch.owners
 	count      int // items it counts as: 1, or a metric's data points
 	// metric is, for a data point of a partition by stream, the index of
-	// its metric in PartitionScratch.metrics; -1 for an item of a scope.
+	// its metric in PartitionScratch.metrics; other partitions leave it 0.
 	metric int
 }
 
@@ -254,7 +254,7 @@ func (p *PartitionScratch) assign(d ResourceData, scopeField int32, k *itemKeyer
 			if err != nil {
 				return err
 			}
-			p.items = append(p.items, partItem{start: base + g.start, end: base + g.end, scope: scope, owner: p.ownerIndex(o), count: count, metric: -1})
+			p.items = append(p.items, partItem{start: base + g.start, end: base + g.end, scope: scope, owner: p.ownerIndex(o), count: count})
 		}
 		p.scopes = append(p.scopes, partScope{head: head, headLen: len(p.stash) - head})
 	}

@@ -477,3 +477,90 @@ func TestPartitionOfA128ByteResource(t *testing.T) {
 		}
 	}
 }
+
+// A metrics resource without any metric goes whole to one owner, by name
+// and by stream alike; one whose scope holds no metric too.
+func TestPartitionMetricsWithoutMetrics(t *testing.T) {
+	var noScope, emptyScope pb
+	noScope.msg(1, func(p *pb) {
+		p.msg(1, func(p *pb) { p.msg(1, func(p *pb) { p.str(1, "k"); p.msg(2, func(p *pb) { p.str(1, "v") }) }) })
+	})
+	emptyScope.msg(1, func(p *pb) {
+		p.msg(1, func(p *pb) { p.msg(1, func(p *pb) { p.str(1, "k"); p.msg(2, func(p *pb) { p.str(1, "v") }) }) })
+		p.msg(2, func(p *pb) { p.msg(1, func(p *pb) { p.str(1, "scope") }); p.str(3, "https://schema") })
+	})
+	for name, req := range map[string][]byte{"no scope": noScope.b, "empty scope": emptyScope.b} {
+		var scratch PartitionScratch
+		for rd := range NewRequest(SignalMetrics, req).Resources() {
+			var byName, byStream []Part
+			for p, err := range PartitionByMetricName(rd, func(n []byte) int { return 7 + len(n) }, &scratch) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.Request = slices.Clone(p.Request)
+				byName = append(byName, p)
+			}
+			for p, err := range PartitionByStream(rd, func(uint64) int { return 9 }, &scratch) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				byStream = append(byStream, p)
+			}
+			if len(byName) != 1 || byName[0].Owner != 7 || string(byName[0].Request) != string(req) {
+				t.Errorf("%s by name: %+v", name, byName)
+			}
+			if len(byStream) != 1 || byStream[0].Owner != 9 || string(byStream[0].Request) != string(req) {
+				t.Errorf("%s by stream: %+v", name, byStream)
+			}
+		}
+	}
+}
+
+// A stream is its scope's name and version, its metric's name and its
+// point's attributes: the same in two scope entries of one scope, different
+// in another scope; and each part keeps the resource.
+func TestPartitionByStreamIdentity(t *testing.T) {
+	scope := func(p *pb, name, version string) {
+		p.msg(2, func(p *pb) {
+			p.msg(1, func(p *pb) { p.str(1, name); p.str(2, version) })
+			p.msg(2, func(p *pb) {
+				p.str(1, "cpu")
+				p.msg(5, func(p *pb) {
+					p.msg(1, func(p *pb) {
+						p.fixed64(4, 1)
+						p.msg(7, func(p *pb) { p.str(1, "host"); p.msg(2, func(p *pb) { p.str(1, "a") }) })
+					})
+				})
+			})
+		})
+	}
+	var p pb
+	p.msg(1, func(p *pb) {
+		p.msg(1, func(p *pb) { p.msg(1, func(p *pb) { p.str(1, "service.name"); p.msg(2, func(p *pb) { p.str(1, "m") }) }) })
+		scope(p, "s1", "v1")
+		scope(p, "s2", "v1")
+		scope(p, "s1", "v1")
+		scope(p, "s1", "v2")
+	})
+	var streams []uint64
+	var scratch PartitionScratch
+	for rd := range NewRequest(SignalMetrics, p.b).Resources() {
+		for part, err := range PartitionByStream(rd, func(s uint64) int { streams = append(streams, s); return len(streams) }, &scratch) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			for prd := range NewRequest(SignalMetrics, part.Request).Resources() {
+				res, err := prd.Resource()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v, ok, _ := res.Attribute("service.name"); !ok || string(v.Str()) != "m" {
+					t.Errorf("part of owner %d without its resource", part.Owner)
+				}
+			}
+		}
+	}
+	if len(streams) != 4 || streams[0] != streams[2] || streams[0] == streams[1] || streams[0] == streams[3] || streams[1] == streams[3] {
+		t.Fatalf("streams %x: want the 1st and 3rd equal, the others distinct", streams)
+	}
+}
