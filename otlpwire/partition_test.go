@@ -536,7 +536,9 @@ func TestPartitionByStreamIdentity(t *testing.T) {
 	}
 	var p pb
 	p.msg(1, func(p *pb) {
-		p.msg(1, func(p *pb) { p.msg(1, func(p *pb) { p.str(1, "service.name"); p.msg(2, func(p *pb) { p.str(1, "m") }) }) })
+		p.msg(1, func(p *pb) {
+			p.msg(1, func(p *pb) { p.str(1, "service.name"); p.msg(2, func(p *pb) { p.str(1, "m") }) })
+		})
 		scope(p, "s1", "v1")
 		scope(p, "s2", "v1")
 		scope(p, "s1", "v1")
