@@ -367,6 +367,32 @@ bench-e2e-sweep: build $(OCB_STAMP)
 	echo "bench-e2e-sweep: $(BENCH_E2E_SWEEP_DIR)/sweep.md, $(BENCH_E2E_SWEEP_CHARTS)/*.png"; \
 	exit $$status
 
+## tailsampling-anchor: build the tail-sampling anchor (an upstream v0.161 Collector with tail_sampling and load_balancing) with ocb v0.161.0 into the user cache, once (about 10 minutes of CPU)
+# The anchor is a reference Collector of upstream components only, like the
+# plain baseline of bench-e2e, and is built the same way: with a pinned ocb
+# into the user cache (otelcol-sdp-bench), in a directory named after a hash
+# of the manifest, the platform and the ocb version, so it is built once and
+# again only when one of them changes (benchmarks/cmd/ocbbuild prints the
+# binary's path). It has its own ocb, v0.161.0, because contrib's
+# tailsamplingprocessor and loadbalancingexporter past v0.161.0 need modules
+# the Go module proxy refuses; the manifest (TAILSAMPLING_MANIFEST) says
+# why it replaces servicediscovery. The build runs under nice: it takes
+# about 10 minutes of CPU on two cores.
+ANCHOR_OCB_VERSION := v0.161.0
+ANCHOR_OCB_DIR := $(TOOLS)/ocb-$(ANCHOR_OCB_VERSION)
+ANCHOR_OCB := $(ANCHOR_OCB_DIR)/builder
+ANCHOR_OCB_STAMP := $(TOOLS)/stamps/builder-anchor-$(ANCHOR_OCB_VERSION)
+TAILSAMPLING_MANIFEST := benchmarks/anchors/tailsampling/builder-config.yaml
+ANCHOR_BUILD = nice -n 10 $(GO) run ./benchmarks/cmd/ocbbuild -ocb $(ANCHOR_OCB)
+
+$(ANCHOR_OCB_STAMP):
+	GOBIN=$(ANCHOR_OCB_DIR) $(GO) install go.opentelemetry.io/collector/cmd/builder@$(ANCHOR_OCB_VERSION)
+	@mkdir -p $(@D) && touch $@
+
+.PHONY: tailsampling-anchor
+tailsampling-anchor: $(ANCHOR_OCB_STAMP)
+	$(ANCHOR_BUILD) -manifest $(TAILSAMPLING_MANIFEST) -prefix tailsampling
+
 ## mutation: mutation testing (gremlins) of otlpwire, sdp (with sdp/transport) and internal/shard; reports in ./.tools/mutation (not part of make test: it takes long)
 # One gremlins run per directory, one after another, from the directory's
 # module root (gremlins looks for go.mod in the directory it runs in): a

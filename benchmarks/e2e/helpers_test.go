@@ -3,6 +3,8 @@
 package e2ebench
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
@@ -62,9 +64,20 @@ func TestManifestOutput(t *testing.T) {
 			t.Errorf("%q: no error", bad)
 		}
 	}
-	if buildKey([]byte("a"), "linux", "amd64") == buildKey([]byte("a"), "darwin", "arm64") ||
-		buildKey([]byte("a"), "linux", "amd64") == buildKey([]byte("b"), "linux", "amd64") {
+	if buildKey([]byte("a"), "", "linux", "amd64") == buildKey([]byte("a"), "", "darwin", "arm64") ||
+		buildKey([]byte("a"), "", "linux", "amd64") == buildKey([]byte("b"), "", "linux", "amd64") {
 		t.Error("buildKey does not tell manifests or platforms apart")
+	}
+	if buildKey([]byte("a"), "ocb v0.161.0", "linux", "amd64") == buildKey([]byte("a"), "ocb v0.165.0", "linux", "amd64") ||
+		buildKey([]byte("a"), "ocb v0.161.0", "linux", "amd64") == buildKey([]byte("a"), "", "linux", "amd64") {
+		t.Error("buildKey does not tell ocb versions apart")
+	}
+	// Without a salt the key is the one the plain baseline always had, so
+	// its cached builds stay valid: sha256 of the manifest, a zero byte and
+	// the platform.
+	sum := sha256.Sum256([]byte("a\x00linux/amd64"))
+	if got, want := buildKey([]byte("a"), "", "linux", "amd64"), hex.EncodeToString(sum[:])[:16]; got != want {
+		t.Errorf("buildKey without a salt = %s, want %s", got, want)
 	}
 }
 
