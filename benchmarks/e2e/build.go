@@ -32,9 +32,9 @@ func BuildPlain(ocb, manifest, cacheDir string, log io.Writer) (string, error) {
 // that a manifest built with another ocb is built again. The anchor
 // Collectors (benchmarks/anchors) are built with it.
 func BuildCollector(ocb, manifest, cacheDir, prefix string, log io.Writer) (string, error) {
-	out, err := exec.Command(ocb, "version").Output()
+	out, err := exec.Command(ocb, "version").CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("%s version: %w", ocb, err)
+		return "", fmt.Errorf("%s version: %w: %s", ocb, err, out)
 	}
 	version := strings.TrimSpace(string(out))
 	if version == "" {
