@@ -16,6 +16,7 @@ import (
 	"maps"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -256,6 +257,18 @@ func TestTwoTierTailSampling(t *testing.T) {
 	// then the consumers.
 	for _, p := range procs {
 		p.Stop(t, 30*time.Second)
+	}
+}
+
+// TestTwoTierGatewayValidates checks the example's gateway configuration
+// with otelcol-sdp validate, so that make test catches a broken gateway.yaml
+// even when it skips TestTwoTierTailSampling for want of the anchor.
+func TestTwoTierGatewayValidates(t *testing.T) {
+	collector := testbin.Path(t, testbin.CollectorEnv)
+	file := filepath.Join(testbin.RepoRoot(t), "examples", "two-tier-tailsampling", "gateway.yaml")
+	out, err := exec.Command(collector, "validate", "--config", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("otelcol-sdp validate --config %s: %v\n%s", file, err, out)
 	}
 }
 
