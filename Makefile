@@ -80,6 +80,10 @@ CHARTS := $(patsubst %/Chart.yaml,%,$(wildcard deploy/helm/*/Chart.yaml))
 # chart; .ci/run sets it when ../shared/charts has one) is passed on as an
 # absolute path: without it test/dist's Helm tests say loudly they did not run.
 OTELCOL_SDP_HELM_CHART ?=
+# TAILSAMPLING_BIN (the tail-sampling anchor Collector: make tailsampling-anchor
+# prints its path) lets test-e2e run the two-tier example's test too; without
+# it that test says loudly it did not run (make example-two-tier runs it).
+TAILSAMPLING_BIN ?=
 E2E_ENV := OTELCOL_SDP_BIN=$(COLLECTOR) SDP_SIDECAR_BIN=$(SIDECAR) \
 	TELEMETRYGEN_BIN=$(TELEMETRYGEN) OCB_BIN=$(OCB) HELM_BIN=$(HELM) \
 	OTELCOL_SDP_HELM_CHART=$(if $(OTELCOL_SDP_HELM_CHART),$(abspath $(OTELCOL_SDP_HELM_CHART)))
@@ -210,7 +214,14 @@ test-unit:
 # need the e2e build tag.
 .PHONY: test-e2e
 test-e2e: build $(OCB_STAMP) $(TELEMETRYGEN_STAMP) $(HELM_STAMP)
-	$(E2E_ENV) $(GO) test -tags e2e -count=1 -timeout 25m ./test/...
+	$(E2E_ENV) TAILSAMPLING_BIN=$(if $(TAILSAMPLING_BIN),$(abspath $(TAILSAMPLING_BIN))) $(GO) test -tags e2e -count=1 -timeout 25m ./test/...
+	@if [ -z '$(TAILSAMPLING_BIN)' ]; then \
+		echo "************************************************************************"; \
+		echo "test-e2e: the two-tier tail-sampling test (TestTwoTierTailSampling) was SKIPPED:"; \
+		echo "  TAILSAMPLING_BIN is not set. It runs the upstream tail_sampling Collector (the"; \
+		echo "  v0.161 anchor, about 10 minutes of CPU to build once): run make example-two-tier."; \
+		echo "************************************************************************"; \
+	fi
 	@if [ -z '$(OTELCOL_SDP_HELM_CHART)' ]; then \
 		echo "************************************************************************"; \
 		echo "test-e2e: the Helm tests of test/dist were SKIPPED: OTELCOL_SDP_HELM_CHART is not set."; \
@@ -366,6 +377,40 @@ bench-e2e-sweep: build $(OCB_STAMP)
 		$(foreach p,$(BENCH_E2E_SWEEP_RUNS),$(BENCH_E2E_SWEEP_DIR)/c$(subst :,-r,$(p)).json) || status=1; \
 	echo "bench-e2e-sweep: $(BENCH_E2E_SWEEP_DIR)/sweep.md, $(BENCH_E2E_SWEEP_CHARTS)/*.png"; \
 	exit $$status
+
+## tailsampling-anchor: build the tail-sampling anchor (an upstream v0.161 Collector with tail_sampling and load_balancing) with ocb v0.161.0 into the user cache, once (about 10 minutes of CPU)
+# The anchor is a reference Collector of upstream components only, like the
+# plain baseline of bench-e2e, and is built the same way: with a pinned ocb
+# into the user cache (otelcol-sdp-bench), in a directory named after a hash
+# of the manifest, the platform and the ocb version, so it is built once and
+# again only when one of them changes (benchmarks/cmd/ocbbuild prints the
+# binary's path). It has its own ocb, v0.161.0, because contrib's
+# tailsamplingprocessor and loadbalancingexporter past v0.161.0 need modules
+# the Go module proxy refuses; the manifest (TAILSAMPLING_MANIFEST) says
+# why it replaces servicediscovery. The build runs under nice: it takes
+# about 10 minutes of CPU on two cores.
+ANCHOR_OCB_VERSION := v0.161.0
+ANCHOR_OCB_DIR := $(TOOLS)/ocb-$(ANCHOR_OCB_VERSION)
+ANCHOR_OCB := $(ANCHOR_OCB_DIR)/builder
+ANCHOR_OCB_STAMP := $(TOOLS)/stamps/builder-anchor-$(ANCHOR_OCB_VERSION)
+TAILSAMPLING_MANIFEST := benchmarks/anchors/tailsampling/builder-config.yaml
+ANCHOR_BUILD = nice -n 10 $(GO) run ./benchmarks/cmd/ocbbuild -ocb $(ANCHOR_OCB)
+
+$(ANCHOR_OCB_STAMP):
+	GOBIN=$(ANCHOR_OCB_DIR) $(GO) install go.opentelemetry.io/collector/cmd/builder@$(ANCHOR_OCB_VERSION)
+	@mkdir -p $(@D) && touch $@
+
+.PHONY: tailsampling-anchor
+tailsampling-anchor: $(ANCHOR_OCB_STAMP)
+	$(ANCHOR_BUILD) -manifest $(TAILSAMPLING_MANIFEST) -prefix tailsampling
+
+## example-two-tier: run examples/two-tier-tailsampling end to end: gateways -> forward sidecars -> the tail-sampling anchor (builds the anchor first; not part of make test)
+# Its own target because the anchor's first build takes about 10 minutes;
+# test-e2e runs the same test only when TAILSAMPLING_BIN names the anchor.
+.PHONY: example-two-tier
+example-two-tier: build $(ANCHOR_OCB_STAMP)
+	anchor=$$($(ANCHOR_BUILD) -manifest $(TAILSAMPLING_MANIFEST) -prefix tailsampling); \
+	$(E2E_ENV) TAILSAMPLING_BIN="$$anchor" $(GO) test -tags e2e -count=1 -timeout 10m -v -run '^TestTwoTierTailSampling$$' ./test/e2e
 
 ## mutation: mutation testing (gremlins) of otlpwire, sdp (with sdp/transport) and internal/shard; reports in ./.tools/mutation (not part of make test: it takes long)
 # One gremlins run per directory, one after another, from the directory's

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -22,6 +23,29 @@ import (
 // the platform, unless a binary is already there. ocb's own output goes to
 // log.
 func BuildPlain(ocb, manifest, cacheDir string, log io.Writer) (string, error) {
+	return buildCached(ocb, manifest, cacheDir, "plain", "", log)
+}
+
+// BuildCollector is BuildPlain for any ocb manifest: the binary is built
+// into a directory of cacheDir named prefix-KEY, where KEY hashes the
+// manifest, the platform and the version ocb reports (`ocb version`), so
+// that a manifest built with another ocb is built again. The anchor
+// Collectors (benchmarks/anchors) are built with it.
+func BuildCollector(ocb, manifest, cacheDir, prefix string, log io.Writer) (string, error) {
+	out, err := exec.Command(ocb, "version").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s version: %w: %s", ocb, err, out)
+	}
+	version := strings.TrimSpace(string(out))
+	if version == "" {
+		return "", fmt.Errorf("%s version printed nothing", ocb)
+	}
+	return buildCached(ocb, manifest, cacheDir, prefix, version, log)
+}
+
+// buildCached builds manifest with ocb into cacheDir/prefix-KEY unless the
+// binary is there; salt, when not empty, is part of KEY.
+func buildCached(ocb, manifest, cacheDir, prefix, salt string, log io.Writer) (string, error) {
 	b, err := os.ReadFile(manifest)
 	if err != nil {
 		return "", err
@@ -35,7 +59,7 @@ func BuildPlain(ocb, manifest, cacheDir string, log io.Writer) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", manifest, err)
 	}
-	dir := filepath.Join(cacheDir, "plain-"+buildKey(b, runtime.GOOS, runtime.GOARCH))
+	dir := filepath.Join(cacheDir, prefix+"-"+buildKey(b, salt, runtime.GOOS, runtime.GOARCH))
 	bin := filepath.Join(dir, output, name)
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
@@ -60,10 +84,14 @@ func BuildPlain(ocb, manifest, cacheDir string, log io.Writer) (string, error) {
 	return bin, nil
 }
 
-// buildKey names a cached build: the manifest and the target platform.
-func buildKey(manifest []byte, goos, goarch string) string {
+// buildKey names a cached build: the manifest, the salt (none for the plain
+// baseline, whose key predates it) and the target platform.
+func buildKey(manifest []byte, salt, goos, goarch string) string {
 	h := sha256.New()
 	h.Write(manifest)
+	if salt != "" {
+		fmt.Fprintf(h, "\x00%s", salt)
+	}
 	fmt.Fprintf(h, "\x00%s/%s", goos, goarch)
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

@@ -3,7 +3,12 @@
 package e2ebench
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -62,9 +67,20 @@ func TestManifestOutput(t *testing.T) {
 			t.Errorf("%q: no error", bad)
 		}
 	}
-	if buildKey([]byte("a"), "linux", "amd64") == buildKey([]byte("a"), "darwin", "arm64") ||
-		buildKey([]byte("a"), "linux", "amd64") == buildKey([]byte("b"), "linux", "amd64") {
+	if buildKey([]byte("a"), "", "linux", "amd64") == buildKey([]byte("a"), "", "darwin", "arm64") ||
+		buildKey([]byte("a"), "", "linux", "amd64") == buildKey([]byte("b"), "", "linux", "amd64") {
 		t.Error("buildKey does not tell manifests or platforms apart")
+	}
+	if buildKey([]byte("a"), "ocb v0.161.0", "linux", "amd64") == buildKey([]byte("a"), "ocb v0.165.0", "linux", "amd64") ||
+		buildKey([]byte("a"), "ocb v0.161.0", "linux", "amd64") == buildKey([]byte("a"), "", "linux", "amd64") {
+		t.Error("buildKey does not tell ocb versions apart")
+	}
+	// Without a salt the key is the one the plain baseline always had, so
+	// its cached builds stay valid: sha256 of the manifest, a zero byte and
+	// the platform.
+	sum := sha256.Sum256([]byte("a\x00linux/amd64"))
+	if got, want := buildKey([]byte("a"), "", "linux", "amd64"), hex.EncodeToString(sum[:])[:16]; got != want {
+		t.Errorf("buildKey without a salt = %s, want %s", got, want)
 	}
 }
 
@@ -115,5 +131,50 @@ func TestCompare(t *testing.T) {
 		if done := complete(tc.s, 100, got); done != tc.done {
 			t.Errorf("%s %v: complete = %v, want %v", tc.s.Name, got, done, tc.done)
 		}
+	}
+}
+
+// BuildCollector builds once per manifest and ocb version: a second call
+// finds the binary in the cache, an ocb that reports another version builds
+// again beside it.
+func TestBuildCollectorCachesPerOCBVersion(t *testing.T) {
+	dir := t.TempDir()
+	builds := filepath.Join(dir, "builds")
+	// A stand-in for ocb: `version` prints $FAKE_OCB_VERSION on stderr (as
+	// ocb v0.161.0 does); a build writes the manifest's binary and counts.
+	ocb := filepath.Join(dir, "ocb")
+	script := "#!/bin/sh\n" +
+		"if [ \"$1\" = version ]; then echo \"ocb version $FAKE_OCB_VERSION\" >&2; exit 0; fi\n" +
+		"echo build >> " + builds + "\n" +
+		"mkdir -p out && printf '#!/bin/sh\\n' > out/otelcol-x && chmod +x out/otelcol-x\n"
+	if err := os.WriteFile(ocb, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(dir, "manifest.yaml")
+	if err := os.WriteFile(manifest, []byte("dist:\n  name: otelcol-x\n  output_path: ./out\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(dir, "cache")
+	count := func() int {
+		b, _ := os.ReadFile(builds)
+		return strings.Count(string(b), "build")
+	}
+	build := func(version string) string {
+		t.Setenv("FAKE_OCB_VERSION", version)
+		bin, err := BuildCollector(ocb, manifest, cache, "anchor", io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(bin, filepath.Join(cache, "anchor-")) || filepath.Base(bin) != "otelcol-x" {
+			t.Fatalf("binary %s, want %s/anchor-KEY/out/otelcol-x", bin, cache)
+		}
+		return bin
+	}
+	first := build("v0.161.0")
+	if again := build("v0.161.0"); again != first || count() != 1 {
+		t.Errorf("second build: %s after %d ocb runs, want the cached %s after 1", again, count(), first)
+	}
+	if other := build("v0.162.0"); other == first || count() != 2 {
+		t.Errorf("another ocb version: %s after %d ocb runs, want a new build beside %s", other, count(), first)
 	}
 }
