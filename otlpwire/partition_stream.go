@@ -160,7 +160,7 @@ func (p *PartitionScratch) assignMetric(g field, base, scope int, scopeHash uint
 		p.stash = append(p.stash, g.data[h.start:h.end]...)
 	}
 	m.headLen = len(p.stash) - m.head
-	points := 0
+	hasPoints := false
 	pointSchema, attrField := pointAttrs(data.num)
 	if data.num != 0 {
 		m.dataTag = uint64(data.num)<<3 | wireLen
@@ -172,7 +172,7 @@ func (p *PartitionScratch) assignMetric(g field, base, scope int, scopeHash uint
 				break
 			}
 			if h.num == 1 {
-				points++
+				hasPoints = true
 				continue
 			}
 			p.stash = append(p.stash, data.data[h.start:h.end]...)
@@ -180,7 +180,7 @@ func (p *PartitionScratch) assignMetric(g field, base, scope int, scopeHash uint
 		m.dataHeadLen = len(p.stash) - m.dataHead
 	}
 	metric := len(p.metrics)
-	if points == 0 {
+	if !hasPoints {
 		// Nothing to split: the metric goes whole (with every data field
 		// it has, as it came) to the stream without attributes.
 		m.whole = true
