@@ -19,7 +19,9 @@ func Jump(key uint64, buckets int) int {
 	if buckets <= 0 {
 		panic("shard: Jump called with a non-positive number of buckets")
 	}
-	bucket, next := int64(-1), int64(0)
+	// next starts at bucket 0, which every key is in; buckets > 0 above,
+	// so the loop runs at least once and sets bucket.
+	var bucket, next int64
 	for next < int64(buckets) {
 		bucket = next
 		key = key*jumpMultiplier + 1

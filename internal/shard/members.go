@@ -109,9 +109,10 @@ func (m *Members) Excluding(excluded []int) *Members {
 			n++
 		}
 	}
-	if n > 0 && n < len(mask) {
-		out.excluded = mask
+	if n == 0 || n == len(mask) {
+		return out
 	}
+	out.excluded = mask
 	return out
 }
 
@@ -148,13 +149,15 @@ func (m *Members) Owner(key uint64) int {
 
 // fleetOwnerExcluding is Owner's rendezvous over the members not excluded.
 func (m *Members) fleetOwnerExcluding(key uint64) int {
-	best, bestScore := -1, uint64(0)
+	var best int
+	var bestScore uint64
+	found := false
 	for i, seed := range m.seeds {
 		if m.excluded[i] {
 			continue
 		}
-		if s := mix64(key ^ seed); best < 0 || s > bestScore {
-			best, bestScore = i, s
+		if s := mix64(key ^ seed); !found || s > bestScore {
+			best, bestScore, found = i, s, true
 		}
 	}
 	return best

@@ -277,10 +277,9 @@ func (r *Router) FrameKey(frame []byte) (uint64, error) {
 			return 0, err
 		}
 		if byItem && r.byStream && rd.Signal() == otlpwire.SignalMetrics {
-			if key, ok, err := firstStreamKey(rd, rf.ResourceHash); err != nil || ok {
-				return key, err
-			}
-		} else if byItem {
+			return firstStreamKey(rd, rf.ResourceHash)
+		}
+		if byItem {
 			if key, ok, err := firstItemKey(rd); err != nil || ok {
 				return key, err
 			}

@@ -49,11 +49,10 @@ type traceSink struct {
 	frame   sdp.ResourceFrame
 	// resKey is the resource's own key, which items without a trace id
 	// follow; firstKey[m] is the key of member m's first item in the
-	// resource, valid when seen[m] == gen.
+	// resource, when seen[m].
 	resKey   uint64
 	firstKey []uint64
-	seen     []uint32
-	gen      uint32
+	seen     []bool
 	err      error
 	owner    func([16]byte) int
 	byName   func([]byte) int
@@ -74,48 +73,29 @@ func (f *Frames) traceSink(r *Router, members *Members) *traceSink {
 	s := f.traces
 	s.router, s.members, s.err = r, members, nil
 	if n := members.Len(); len(s.seen) < n {
-		s.seen = make([]uint32, n)
+		s.seen = make([]bool, n)
 		s.firstKey = make([]uint64, n)
-		s.gen = 0
 	}
-	s.gen++
-	if s.gen == 0 { // wrapped: forget every mark
-		clear(s.seen)
-		s.gen = 1
-	}
+	// One mark per member: clearing them costs a few bytes a resource.
+	clear(s.seen)
 	return s
 }
 
-// ownerOf is the owner function of the partition: the member of the trace's
-// key, remembering the first key each member gets.
-func (s *traceSink) ownerOf(id [16]byte) int {
-	key := TraceKey(id)
+// claim returns the member of key, remembering the first key each member
+// gets in the resource.
+func (s *traceSink) claim(key uint64) int {
 	m := s.members.Owner(key)
-	if s.seen[m] != s.gen {
-		s.seen[m], s.firstKey[m] = s.gen, key
+	if !s.seen[m] {
+		s.seen[m], s.firstKey[m] = true, key
 	}
 	return m
 }
 
-// ownerOfName is ownerOf for a metric name.
-func (s *traceSink) ownerOfName(name []byte) int {
-	key := MetricKey(name)
-	m := s.members.Owner(key)
-	if s.seen[m] != s.gen {
-		s.seen[m], s.firstKey[m] = s.gen, key
-	}
-	return m
-}
-
-// ownerOfStream is ownerOf for a metric stream.
-func (s *traceSink) ownerOfStream(stream uint64) int {
-	key := StreamKey(s.identity, stream)
-	m := s.members.Owner(key)
-	if s.seen[m] != s.gen {
-		s.seen[m], s.firstKey[m] = s.gen, key
-	}
-	return m
-}
+// ownerOf, ownerOfName and ownerOfStream are the owner functions of the
+// partitions by trace id, metric name and stream.
+func (s *traceSink) ownerOf(id [16]byte) int         { return s.claim(TraceKey(id)) }
+func (s *traceSink) ownerOfName(name []byte) int     { return s.claim(MetricKey(name)) }
+func (s *traceSink) ownerOfStream(stream uint64) int { return s.claim(StreamKey(s.identity, stream)) }
 
 func (s *traceSink) add(p otlpwire.Part, err error) bool {
 	if err != nil {
@@ -126,7 +106,7 @@ func (s *traceSink) add(p otlpwire.Part, err error) bool {
 	// a membership change, the frame goes whole to that key's new owner,
 	// so only traces in flight during the change may split.
 	key := s.resKey
-	if s.seen[p.Owner] == s.gen {
+	if s.seen[p.Owner] {
 		key = s.firstKey[p.Owner]
 	}
 	f := s.frames
@@ -186,8 +166,9 @@ func (r *Router) routeByTrace(rd otlpwire.ResourceData, index int, members *Memb
 
 // firstStreamKey returns the key of the first data point (or metric
 // without points) of a metrics resource whose identity hash is identity:
-// the stream PartitionByStream gives it first.
-func firstStreamKey(rd otlpwire.ResourceData, identity uint64) (uint64, bool, error) {
+// the stream PartitionByStream gives it first (for a resource without any
+// metric, the one it gives the whole resource).
+func firstStreamKey(rd otlpwire.ResourceData, identity uint64) (uint64, error) {
 	var first uint64
 	seen := false
 	for _, err := range otlpwire.PartitionByStream(rd, func(stream uint64) int {
@@ -197,10 +178,10 @@ func firstStreamKey(rd otlpwire.ResourceData, identity uint64) (uint64, bool, er
 		return 0
 	}, new(otlpwire.PartitionScratch)) {
 		if err != nil {
-			return 0, false, err
+			return 0, err
 		}
 	}
-	return StreamKey(identity, first), seen, nil
+	return StreamKey(identity, first), nil
 }
 
 // firstItemKey returns the key of the first item of rd that has one (a

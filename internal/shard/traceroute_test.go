@@ -410,3 +410,98 @@ func TestStreamKeyIsStable(t *testing.T) {
 		t.Errorf("StreamKey = %#x, want 0xbe6b97b8eae0ad5a", got)
 	}
 }
+
+// Routing by trace with parts cut to max_frame_bytes allocates one frame's
+// memory per frame once warm: the split's scratch is kept.
+func TestRouteByTraceIDAllocationsWhenSplitting(t *testing.T) {
+	req := marshal(t, mixedTraces(2, 200, 3))
+	r, _ := NewRouter(RouterSettings{Shards: 1, MaxFrameBytes: 2048, HashVersion: otlpwire.HashV2, ByTraceID: true})
+	members := FleetMembers(memberIDs(3))
+	var f Frames
+	if err := r.RouteTo(req, members, &f); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(10, func() {
+		if err := r.RouteTo(req, members, &f); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if f.Frames <= 6 || allocs != float64(f.Frames) {
+		t.Fatalf("%.1f allocations for %d frames, want one per frame (and more than 6 frames)", allocs, f.Frames)
+	}
+}
+
+// Log records by trace: a stored frame's key is its first record's trace,
+// or its resource's when no record has one.
+func TestFrameKeyOfLogsByTrace(t *testing.T) {
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("service.name", "logs")
+	sl := rl.ScopeLogs().AppendEmpty()
+	sl.LogRecords().AppendEmpty() // no trace id
+	sl.LogRecords().AppendEmpty().SetTraceID(pcommon.TraceID{5, 1})
+	sl.LogRecords().AppendEmpty().SetTraceID(pcommon.TraceID{6, 1})
+	lb, _ := (&plog.ProtoMarshaler{}).MarshalLogs(ld)
+	r, _ := NewRouter(RouterSettings{Shards: 1, MaxFrameBytes: sdp.MaxArrayLen, HashVersion: otlpwire.HashV2, ByTraceID: true})
+	members := FleetMembers(memberIDs(5))
+	var f Frames
+	if err := r.RouteTo(otlpwire.NewRequest(otlpwire.SignalLogs, lb), members, &f); err != nil {
+		t.Fatal(err)
+	}
+	keys := map[uint64]bool{}
+	for shard, frames := range f.ByShard {
+		for _, x := range frames {
+			key, err := r.FrameKey(x.Bytes)
+			if err != nil || key != x.Key || members.Owner(key) != shard {
+				t.Errorf("FrameKey %x (%v), routed with %x at member %d", key, err, x.Key, shard)
+			}
+			keys[key] = true
+		}
+	}
+	if f.Items != 3 || len(keys) != f.Frames {
+		t.Fatalf("%d records in %d frames with %d keys", f.Items, f.Frames, len(keys))
+	}
+	// The record without a trace id goes with its resource.
+	res := otlpwire.NewRequest(otlpwire.SignalLogs, lb)
+	for rd := range res.Resources() {
+		rs, _ := rd.Resource()
+		id, _ := rs.HashWith(otlpwire.HashV2)
+		owner := members.Owner(id)
+		found := false
+		for _, x := range f.ByShard[owner] {
+			found = found || x.Key == id || members.Owner(x.Key) == owner
+		}
+		if !found {
+			t.Errorf("no frame at the resource's member %d", owner)
+		}
+	}
+}
+
+// Exclusion moves keys to the same members in every release: the
+// assignment of sample keys with members 1 and 3 of 5 excluded, pinned, at
+// least a few of them moved from an excluded member.
+func TestExcludingAssignmentIsStable(t *testing.T) {
+	keys := SampleKeys(16)
+	for name, c := range map[string]struct {
+		all  *Members
+		want string
+	}{
+		"fleet":  {FleetMembers(memberIDs(5)), "4422402024440404"},
+		"static": {StaticMembers(memberIDs(5)), "4402402000242224"},
+	} {
+		x := c.all.Excluding([]int{1, 3})
+		got, moved := "", 0
+		for _, k := range keys {
+			got += fmt.Sprint(x.Owner(k))
+			if o := c.all.Owner(k); o == 1 || o == 3 {
+				moved++
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: owners %s, want %s", name, got, c.want)
+		}
+		if moved < 4 {
+			t.Errorf("%s: only %d of the keys moved: the pin covers too little", name, moved)
+		}
+	}
+}
