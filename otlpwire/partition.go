@@ -187,14 +187,7 @@ func (k *itemKeyer) owner(item []byte) (owner, count int, err error) {
 // partition assigns d's items with k and yields one part per owner.
 // With a nil k it partitions by stream (streamOwner).
 func (p *PartitionScratch) partition(d ResourceData, scopeField int32, k *itemKeyer, yield func(Part, error) bool) {
-	var err error
-	if k == nil {
-		err = p.assignStreams(d, scopeField)
-	} else {
-		p.metrics = p.metrics[:0]
-		err = p.assign(d, scopeField, k)
-	}
-	if err != nil {
+	if err := p.assign(d, scopeField, k); err != nil {
 		yield(Part{}, err)
 		return
 	}
@@ -220,9 +213,10 @@ func (p *PartitionScratch) partition(d ResourceData, scopeField int32, k *itemKe
 }
 
 // assign walks d once, stashing the resource's envelope and each scope's,
-// and recording each item with its owner.
+// and recording each item with its owner: with k, each item of a scope;
+// without (a partition by stream), each data point of a metric.
 func (p *PartitionScratch) assign(d ResourceData, scopeField int32, k *itemKeyer) error {
-	p.items, p.scopes, p.owners = p.items[:0], p.scopes[:0], p.owners[:0]
+	p.items, p.scopes, p.owners, p.metrics = p.items[:0], p.scopes[:0], p.owners[:0], p.metrics[:0]
 	p.env, p.stash = p.env[:0], p.stash[:0]
 	_, res, sc := d.sig.schemas()
 	rd := newReader(d.b, res)
@@ -237,27 +231,42 @@ func (p *PartitionScratch) assign(d ResourceData, scopeField int32, k *itemKeyer
 			}
 			continue
 		}
-		head := len(p.stash)
-		scope := len(p.scopes)
-		base := f.end - len(f.data) // where the scope's message starts in d.b
-		srd := newReader(f.data, sc)
-		for {
-			g, ok, _ := srd.next()
-			if !ok {
-				break
-			}
-			if g.num != fieldItems {
-				p.stash = append(p.stash, f.data[g.start:g.end]...)
-				continue
-			}
-			o, count, err := k.owner(g.data)
-			if err != nil {
-				return err
-			}
-			p.items = append(p.items, partItem{start: base + g.start, end: base + g.end, scope: scope, owner: p.ownerIndex(o), count: count})
+		var err error
+		if k == nil {
+			err = p.assignScopeStreams(f, sc)
+		} else {
+			err = p.assignScope(f, sc, k)
 		}
-		p.scopes = append(p.scopes, partScope{head: head, headLen: len(p.stash) - head})
+		if err != nil {
+			return err
+		}
 	}
+}
+
+// assignScope stashes the envelope of the scope in field f and records
+// each of its items with the owner k gives it.
+func (p *PartitionScratch) assignScope(f field, sc *schema, k *itemKeyer) error {
+	head := len(p.stash)
+	scope := len(p.scopes)
+	base := f.end - len(f.data) // where the scope's message starts in the resource
+	srd := newReader(f.data, sc)
+	for {
+		g, ok, _ := srd.next()
+		if !ok {
+			break
+		}
+		if g.num != fieldItems {
+			p.stash = append(p.stash, f.data[g.start:g.end]...)
+			continue
+		}
+		o, count, err := k.owner(g.data)
+		if err != nil {
+			return err
+		}
+		p.items = append(p.items, partItem{start: base + g.start, end: base + g.end, scope: scope, owner: p.ownerIndex(o), count: count})
+	}
+	p.scopes = append(p.scopes, partScope{head: head, headLen: len(p.stash) - head})
+	return nil
 }
 
 // ownerIndex returns the index of owner o in p.owners, adding it when new.

@@ -70,30 +70,8 @@ func streamHash(scope, name, attrs uint64) uint64 {
 	return mix64(scope ^ bits.RotateLeft64(name, 21) ^ bits.RotateLeft64(attrs, 42))
 }
 
-// assignStreams walks d once, stashing the resource's, scopes', metrics'
-// and data envelopes and recording each data point with its owner.
-func (p *PartitionScratch) assignStreams(d ResourceData, scopeField int32) error {
-	p.items, p.scopes, p.owners, p.metrics = p.items[:0], p.scopes[:0], p.owners[:0], p.metrics[:0]
-	p.env, p.stash = p.env[:0], p.stash[:0]
-	_, res, sc := d.sig.schemas()
-	rd := newReader(d.b, res)
-	for {
-		f, ok, _ := rd.next() // validated by splitLayout
-		if !ok {
-			return nil
-		}
-		if f.num != scopeField {
-			if !isScopeField(f.num) {
-				p.env = append(p.env, d.b[f.start:f.end]...)
-			}
-			continue
-		}
-		if err := p.assignScopeStreams(f, sc); err != nil {
-			return err
-		}
-	}
-}
-
+// assignScopeStreams stashes the envelope of the scope in field f and
+// records each data point of its metrics with the owner of its stream.
 func (p *PartitionScratch) assignScopeStreams(f field, sc *schema) error {
 	head := len(p.stash)
 	scope := len(p.scopes)
