@@ -127,7 +127,7 @@ func (fm *fleetManager) checkEjection(now time.Time) {
 		if err := probe.Send([]transport.Frame{probeFrame()}, func(err error) {
 			// Accepted or rejected for good: either way it answers. Only
 			// undelivered (the probe closed) is not an answer.
-			if err == nil || !errors.Is(err, transport.ErrUndelivered) {
+			if !errors.Is(err, transport.ErrUndelivered) {
 				e.answered.Store(true)
 				fm.wake()
 			}
