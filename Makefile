@@ -341,6 +341,26 @@ bench-wire: $(BENCHSTAT_STAMP)
 	$(GO) run ./benchmarks/cmd/benchchart -charts $(BENCH_CHARTS) -md $(BENCH_RESULTS)/wirebench.tables.md $(BENCH_RESULTS)/wirebench.txt
 	@echo "bench-wire: $(BENCH_RESULTS)/wirebench.{txt,benchstat.txt,tables.md}, $(BENCH_CHARTS)/*.png"
 
+## bench-peer: otlpwire beside its peer otlp-wire and the hand walks, interleaved rounds (OTLP_WIRE_DIR: a checkout of otlp-wire; BENCH_ROUNDS, BENCH_TIME, BENCH_FILTER)
+# The peer is not on the module proxy, so benchmarks/peerwire is a module of
+# its own that finds it at ./otlp-wire: a link to OTLP_WIRE_DIR (the figures
+# in benchmarks/RESULTS.md are for its commit f38dda7).
+OTLP_WIRE_DIR ?=
+.PHONY: bench-peer
+bench-peer: $(BENCHSTAT_STAMP)
+	@test -f "$(OTLP_WIRE_DIR)/go.mod" || { echo "bench-peer: set OTLP_WIRE_DIR to a checkout of otlp-wire"; exit 1; }
+	@mkdir -p $(TOOLS) $(BENCH_RESULTS)
+	ln -sfn "$$(cd "$(OTLP_WIRE_DIR)" && pwd)" benchmarks/peerwire/otlp-wire
+	cd benchmarks/peerwire && $(GO) test -count=1 . && $(GO) test -c -o $(TOOLS)/peerwire.test .
+	@: > $(BENCH_RESULTS)/peerwire.txt
+	@for round in $$(seq 1 $(BENCH_ROUNDS)); do \
+		echo "bench-peer: round $$round of $(BENCH_ROUNDS)"; \
+		$(TOOLS)/peerwire.test -test.run '^$$' -test.bench '$(BENCH_FILTER)' -test.benchmem \
+			-test.count 1 -test.benchtime $(BENCH_TIME) >> $(BENCH_RESULTS)/peerwire.txt; \
+	done
+	$(BENCHSTAT) -col /impl $(BENCH_RESULTS)/peerwire.txt > $(BENCH_RESULTS)/peerwire.benchstat.txt
+	@echo "bench-peer: $(BENCH_RESULTS)/peerwire.{txt,benchstat.txt}"
+
 ## bench-e2e: end-to-end benchmark: plain Collector vs otelcol-sdp, CPU per item (BENCH_E2E_ARGS adds flags)
 # Builds the plain baseline Collector with the pinned ocb into the user cache
 # on first use; see benchmarks/e2e/README.md for the flags.

@@ -58,3 +58,57 @@ func TestItemAndResourceCount(t *testing.T) {
 		}
 	}
 }
+
+// TestCountFieldMatchesReader checks countField's loop for runs of items
+// against the general reader alone (countFieldSlow): the same count and the
+// same error, at the same offset, on items whose lengths take one, two and
+// three varint bytes, a non-minimal length, other fields between the items,
+// and every truncation and many one-byte corruptions of that message.
+func TestCountFieldMatchesReader(t *testing.T) {
+	item := func(tag byte, n int, lenBytes ...byte) []byte {
+		b := []byte{tag}
+		if lenBytes != nil {
+			b = append(b, lenBytes...)
+		} else {
+			b = appendVarint(b, uint64(n))
+		}
+		return append(b, make([]byte, n)...)
+	}
+	var msg []byte
+	for _, n := range []int{0, 1, 127, 128, 300, 16383, 16384, 5} {
+		msg = append(msg, item(0x0a, n)...)
+	}
+	msg = append(msg, 0x10, 0x02) // Sum.aggregation_temporality between items
+	msg = append(msg, item(0x0a, 0, 0x80, 0x00)...)
+	msg = append(msg, item(0x0a, 3)...)
+	msg = append(msg, item(0x12, 2)...) // a LEN field 2: wrong wire type for Sum
+	msg = append(msg, item(0x0a, 1)...)
+
+	check := func(b []byte) {
+		t.Helper()
+		for _, s := range []*schema{&schemaSum, &schemaGauge} {
+			got, gerr := countField(b, s, 1)
+			want, werr := countFieldSlow(b, s, 1)
+			if got != want || (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {
+				t.Fatalf("%s of %x: countField = %d, %v; reader = %d, %v", s.name, b, got, gerr, want, werr)
+			}
+		}
+	}
+	check(msg)
+	for n := range len(msg) {
+		check(msg[:n])
+	}
+	mutated := make([]byte, len(msg))
+	for i := range msg {
+		for _, c := range []byte{0x00, 0x0a, 0x12, 0x7f, 0x80, 0xff} {
+			copy(mutated, msg)
+			mutated[i] = c
+			check(mutated)
+		}
+	}
+	// A field number the loop cannot take as a one-byte tag goes to the
+	// reader alone.
+	if n, err := countField([]byte{0x82, 0x01, 0x00}, &schemaSum, 16); n != 1 || err != nil {
+		t.Fatalf("field 16: %d, %v", n, err)
+	}
+}
