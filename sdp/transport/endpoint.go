@@ -33,14 +33,19 @@ func ParseEndpoint(endpoint string) (network, address string, err error) {
 	}
 	switch scheme {
 	case "unix":
-		switch {
-		case rest == "" || rest == "/":
+		// Plain ifs rather than a switch: Go's coverage profile has no
+		// block for case expressions, so mutation testing could not run
+		// the tests against mutants of these checks.
+		if rest == "" || rest == "/" {
 			return "", "", invalidEndpoint(endpoint, "missing socket path")
-		case !strings.HasPrefix(rest, "/"):
+		}
+		if !strings.HasPrefix(rest, "/") {
 			return "", "", invalidEndpoint(endpoint, "socket path must be absolute (three slashes: unix:///run/sdp.sock)")
-		case strings.ContainsRune(rest, 0):
+		}
+		if strings.ContainsRune(rest, 0) {
 			return "", "", invalidEndpoint(endpoint, "socket path contains a NUL byte")
-		case len(rest) > maxUnixPath:
+		}
+		if len(rest) > maxUnixPath {
 			return "", "", invalidEndpoint(endpoint, fmt.Sprintf("socket path is %d bytes, longer than the %d a unix socket allows", len(rest), maxUnixPath))
 		}
 		return "unix", rest, nil

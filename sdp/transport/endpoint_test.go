@@ -18,6 +18,8 @@ func TestParseEndpoint(t *testing.T) {
 		{"tcp://127.0.0.1:7070", "tcp", "127.0.0.1:7070"},
 		{"tcp://[::1]:7070", "tcp", "[::1]:7070"},
 		{"tcp://sidecar.local:0", "tcp", "sidecar.local:0"},
+		// The longest path a unix socket takes: 107 bytes and the NUL.
+		{"unix:///" + strings.Repeat("p", maxUnixPath-1), "unix", "/" + strings.Repeat("p", maxUnixPath-1)},
 	}
 	for _, tc := range valid {
 		network, address, err := ParseEndpoint(tc.in)
@@ -32,6 +34,9 @@ func TestParseEndpoint(t *testing.T) {
 		{"unix://", "missing socket path"},
 		{"unix://run/sdp.sock", "absolute"},
 		{"unix:///" + strings.Repeat("x", 120), "longer than"},
+		{"unix:///" + strings.Repeat("x", maxUnixPath), "socket path is 108 bytes"},
+		{"unix:///", "missing socket path"},
+		{"unix:///run/\x00sdp.sock", "NUL byte"},
 		{"tcp://127.0.0.1", "missing port"},
 		{"tcp://:7070", "missing host"},
 		{"tcp://host:http", "not a number"},

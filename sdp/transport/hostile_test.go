@@ -512,6 +512,10 @@ func TestTruncate(t *testing.T) {
 		{strings.Repeat("a", 40), 30, "aaaaaa…[truncated, 40 bytes]"},
 		{strings.Repeat("é", 20), 30, "ééé…[truncated, 40 bytes]"},
 		{strings.Repeat("é", 20), 29, "éé…[truncated, 40 bytes]"},
+		// Each lone invalid byte becomes a three-byte U+FFFD, so the part
+		// kept grows from 6 bytes to 12 and must be cut again, whole runes
+		// at a time, to stay within the limit.
+		{strings.Repeat("\xffa", 20), 30, "\uFFFDa…[truncated, 40 bytes]"},
 	} {
 		got := truncate(tc.in, tc.limit)
 		if got != tc.want {
