@@ -227,7 +227,15 @@ func TestFsyncSyncsBeforeTheAcksInBatches(t *testing.T) {
 	if err := c.Send([]transport.Frame{tracesPayload(t, 0, "late", 1).frame(t)}, func(err error) { settled <- err }); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Wait for the sidecar to answer retry at least once, however long the
+	// client takes to connect on a busy machine.
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Stats().Acks["retry"] == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no retry answered while syncs failed: %+v", s.Stats().Acks)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	select {
 	case err := <-settled:
 		t.Fatalf("frame settled (%v) while syncs fail", err)
