@@ -45,6 +45,9 @@ func TestServeWaitsOutFailingAccepts(t *testing.T) {
 	serve(t, srv, fl)
 
 	c := startClient(t, testSettings(t, endpoint, nil))
+	// Stopped before the server's cleanup, also when the test fails, so
+	// that the client does not log into a finished test.
+	t.Cleanup(func() { _ = shutdownClient(t, c, 5*time.Second) })
 	done := make(chan error, 1)
 	sendRetrying(t, c, []Frame{testFrame(t, "after the failures", 10)}, func(err error) { done <- err })
 	select {

@@ -31,6 +31,9 @@ func TestZeroSettingsTakeTheDefaults(t *testing.T) {
 	}
 
 	c.Start()
+	// Stopped before the server's cleanup, also when the test fails, so
+	// that the client does not log into a finished test.
+	t.Cleanup(func() { _ = shutdownClient(t, c, 5*time.Second) })
 	done := make(chan error, 1)
 	sendRetrying(t, c, []Frame{testFrame(t, "defaults", 10)}, func(err error) { done <- err })
 	select {
