@@ -20,8 +20,11 @@ import (
 type deliveryCounter struct {
 	sink       *Sink
 	statsFiles []string
-	floorStats string
-	signal     string
+	// floorSidecarStats are the stats files of sidecars that are floor
+	// servers (SidecarFloor); they count as the sidecars.
+	floorSidecarStats []string
+	floorStats        string
+	signal            string
 }
 
 // arrived is how many items reached each destination, indexed like
@@ -45,6 +48,13 @@ func (d deliveryCounter) counts() (arrived, error) {
 			return arrived{}, fmt.Errorf("%s: %w", path, err)
 		}
 		sidecars += int64(stats.Totals[d.signal].Items)
+	}
+	for _, path := range d.floorSidecarStats {
+		stats, err := ReadFloorStats(path)
+		if err != nil {
+			return arrived{}, err
+		}
+		sidecars += stats.Items[d.signal]
 	}
 	floor, err := ReadFloorStats(d.floorStats)
 	if err != nil {
@@ -104,6 +114,13 @@ func (d deliveryCounter) check(s Scenario, want int64) error {
 	}
 	if n := d.sink.Errors(); n > 0 {
 		return fmt.Errorf("the sink could not read %d requests", n)
+	}
+	for _, path := range d.floorSidecarStats {
+		if stats, err := ReadFloorStats(path); err != nil {
+			return err
+		} else if stats.Errors > 0 {
+			return fmt.Errorf("the floor sidecar %s could not read %d requests", path, stats.Errors)
+		}
 	}
 	if floor, err := ReadFloorStats(d.floorStats); err != nil {
 		return err

@@ -26,8 +26,12 @@ func Available(ctx context.Context, o Options, scenarios []Scenario) ([]Scenario
 			not = append(not, Unavailable{s.Name, fmt.Sprintf("no binary for bench-binary %q", s.Binary)})
 			continue
 		}
-		if s.Sidecars > 0 && o.Sidecar == "" {
+		if s.Sidecars > 0 && s.SidecarKind == SidecarSDP && o.Sidecar == "" {
 			not = append(not, Unavailable{s.Name, "no sidecar binary"})
+			continue
+		}
+		if s.Sidecars > 0 && s.SidecarKind == SidecarFloor && o.Collectors[FloorBinary] == "" {
+			not = append(not, Unavailable{s.Name, "no floor binary for its sidecars"})
 			continue
 		}
 		if err := validate(ctx, bin, s); err != nil {
@@ -43,7 +47,7 @@ func Available(ctx context.Context, o Options, scenarios []Scenario) ([]Scenario
 // values for the variables the harness sets at run time.
 func validate(ctx context.Context, bin string, s Scenario) error {
 	cmd := exec.CommandContext(ctx, bin, "validate", "--config", s.Path)
-	cmd.Env = append(os.Environ(), placeholderEnv(s.Sidecars)...)
+	cmd.Env = append(os.Environ(), placeholderEnv(s.Sidecars, s.SidecarKind)...)
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		return nil
@@ -51,8 +55,10 @@ func validate(ctx context.Context, bin string, s Scenario) error {
 	return fmt.Errorf("%s validate rejects %s: %s", filepath.Base(bin), filepath.Base(s.Path), validateReason(out, err))
 }
 
-// placeholderEnv gives every BENCH_* variable a valid value for validate.
-func placeholderEnv(sidecars int) []string {
+// placeholderEnv gives every BENCH_* variable a valid value for validate:
+// a sidecar's endpoint is a unix socket URL, or HOST:PORT when the sidecars
+// are floor servers.
+func placeholderEnv(sidecars int, kind string) []string {
 	env := []string{
 		"BENCH_OTLP_GRPC_ENDPOINT=127.0.0.1:4317",
 		"BENCH_OTLP_HTTP_ENDPOINT=127.0.0.1:4318",
@@ -60,6 +66,10 @@ func placeholderEnv(sidecars int) []string {
 		"BENCH_METRICS_PORT=8888",
 	}
 	for i := range sidecars {
+		if kind == SidecarFloor {
+			env = append(env, fmt.Sprintf("BENCH_SHARD%d_ENDPOINT=127.0.0.1:%d", i, 4320+i))
+			continue
+		}
 		env = append(env, fmt.Sprintf("BENCH_SHARD%d_ENDPOINT=unix:///tmp/otelcol-sdp-bench-%d.sock", i, i))
 	}
 	return env
@@ -184,6 +194,9 @@ func (p Plan) Profile(ctx context.Context, c Case, seconds int, path, goTool str
 		return out, err
 	}
 	for i := range c.Scenario.Sidecars {
+		if c.Scenario.SidecarKind == SidecarFloor {
+			break // floor sidecars are not profiled
+		}
 		top, err := pprofTop(goTool, sidecarPath(i), 25, false)
 		out += fmt.Sprintf("\nsidecar %d (%s):\n%s", i, sidecarPath(i), top)
 		if err != nil {

@@ -100,9 +100,11 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 	var (
 		procs      []*procstat.Process // sidecars, then the Collector
 		statsFiles []string
-		floorStats = filepath.Join(dir, "floor.json")
-		env        = []string{"BENCH_SINK_ENDPOINT=" + sink.Endpoint(), "BENCH_FLOOR_STATS_FILE=" + floorStats}
-		anon       = procstat.StartAnonPeaks(procstat.AnonInterval)
+		// floorSidecarStats are the stats files of floor-kind sidecars.
+		floorSidecarStats []string
+		floorStats        = filepath.Join(dir, "floor.json")
+		env               = []string{"BENCH_SINK_ENDPOINT=" + sink.Endpoint(), "BENCH_FLOOR_STATS_FILE=" + floorStats}
+		anon              = procstat.StartAnonPeaks(procstat.AnonInterval)
 	)
 	defer func() {
 		// The sampler stops first: it must not read the pid of a process
@@ -116,6 +118,19 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 		}
 	}()
 	for i := range c.Scenario.Sidecars {
+		if c.Scenario.SidecarKind == SidecarFloor {
+			p, stats, endpoint, err := startFloorSidecar(ctx, o, c.Scenario, dir, i)
+			if p != nil {
+				procs = append(procs, p)
+				anon.Watch(p.Pid())
+			}
+			if err != nil {
+				return m, err
+			}
+			floorSidecarStats = append(floorSidecarStats, stats)
+			env = append(env, fmt.Sprintf("BENCH_SHARD%d_ENDPOINT=%s", i, endpoint))
+			continue
+		}
 		socket := filepath.Join(dir, fmt.Sprintf("s%d.sock", i))
 		stats := filepath.Join(dir, fmt.Sprintf("sidecar-%d.json", i))
 		args := []string{"-listen", "unix://" + socket, "-mode", "count", "-stats-file", stats, "-stats-interval", "100ms"}
@@ -174,7 +189,7 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 		endpoint = httpEndpoint
 	}
 	load := Load{Protocol: c.Protocol, Endpoint: endpoint, Payload: payload, Clients: o.Clients, Compression: o.Compression}
-	counts := deliveryCounter{sink: sink, statsFiles: statsFiles, floorStats: floorStats, signal: c.Signal}
+	counts := deliveryCounter{sink: sink, statsFiles: statsFiles, floorSidecarStats: floorSidecarStats, floorStats: floorStats, signal: c.Signal}
 
 	// Warm up (connections, pools, the Go heap), let it arrive, then take the
 	// CPU already used so that startup and warm-up are not charged to the run.
@@ -295,4 +310,37 @@ func countedCrossings(procs []*procstat.Process, collector *procstat.Process, co
 		}
 	}
 	return coll, sidecars, errors.Join(errs...)
+}
+
+// startFloorSidecar starts sidecar i of a scenario whose sidecars are floor
+// servers (SidecarFloor): the floor binary on two free loopback ports, its
+// items counted in its own stats file. It returns the process (nil when it
+// did not start), the stats file and the OTLP/gRPC endpoint, HOST:PORT.
+// A floor sidecar is not profiled.
+func startFloorSidecar(ctx context.Context, o Options, s Scenario, dir string, i int) (*procstat.Process, string, string, error) {
+	bin := o.Collectors[FloorBinary]
+	if bin == "" {
+		return nil, "", "", errors.New("no floor binary for the floor sidecars")
+	}
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, "", "", err
+	}
+	grpcEndpoint := "127.0.0.1:" + strconv.Itoa(ports[0])
+	stats := filepath.Join(dir, fmt.Sprintf("sidecar-%d-floor.json", i))
+	env := []string{
+		"BENCH_OTLP_GRPC_ENDPOINT=" + grpcEndpoint,
+		"BENCH_OTLP_HTTP_ENDPOINT=127.0.0.1:" + strconv.Itoa(ports[1]),
+		"BENCH_FLOOR_STATS_FILE=" + stats,
+	}
+	// The floor reads only its environment; --config must name a readable
+	// file, and the scenario is one.
+	p, err := procstat.Start(fmt.Sprintf("sidecar-%d", i), bin, []string{"--config", s.Path}, env, filepath.Join(dir, fmt.Sprintf("sidecar-%d.log", i)))
+	if err != nil {
+		return nil, "", "", err
+	}
+	if err := waitDial(ctx, p, "tcp", grpcEndpoint, 15*time.Second); err != nil {
+		return p, "", "", err
+	}
+	return p, stats, grpcEndpoint, nil
 }

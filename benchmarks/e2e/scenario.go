@@ -24,12 +24,25 @@ const (
 // destinations lists every destination, in the order counts are reported.
 var destinations = []string{DestSink, DestSidecars, DestFloor}
 
+// Kinds of sidecar process a scenario starts (bench-sidecar-kind).
+const (
+	// SidecarSDP is sdp-sidecar in count mode on a unix socket, the
+	// consumer of otelcol-sdp's sdpshard; the default.
+	SidecarSDP = "sdp-sidecar"
+	// SidecarFloor is the floor server (cmd/otlpfloor) on loopback TCP: an
+	// OTLP/gRPC endpoint that counts items and answers OK, for a Collector
+	// whose exporter speaks OTLP to each member (the loadbalancing
+	// exporter). BENCH_SHARDi_ENDPOINT is then HOST:PORT, no scheme.
+	SidecarFloor = "floor"
+)
+
 // Scenario is one system under test: a Collector configuration file in
 // configs/, run with one binary, with a number of sidecars. Everything the
 // harness needs to know about it is in the comment header of the file:
 //
-//	# bench-binary: otelcol-sdp      (a key of the harness's binaries: plain, otelcol-sdp or floor)
-//	# bench-sidecars: 2              (sdp-sidecar processes to start; 0 when absent)
+//	# bench-binary: otelcol-sdp      (a key of the harness's binaries: plain, otelcol-sdp, anchor or floor)
+//	# bench-sidecars: 2              (sidecar processes to start; 0 when absent)
+//	# bench-sidecar-kind: floor      (what they run: sdp-sidecar, the default, or floor)
 //	# bench-expect: sink,sidecars    (where every item must arrive exactly once)
 //	# bench-baseline: true           (the scenario the others are compared with)
 //
@@ -39,8 +52,10 @@ type Scenario struct {
 	Path     string
 	Binary   string
 	Sidecars int
-	Expect   []string
-	Baseline bool
+	// SidecarKind is SidecarSDP or SidecarFloor.
+	SidecarKind string
+	Expect      []string
+	Baseline    bool
 }
 
 // Expects reports whether every item must arrive at dest. A destination that
@@ -92,7 +107,7 @@ func LoadScenarios(dir string) ([]Scenario, error) {
 // ParseScenario reads the header of the configuration file at path, whose
 // content is b.
 func ParseScenario(path string, b []byte) (Scenario, error) {
-	s := Scenario{Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), Path: path}
+	s := Scenario{Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), Path: path, SidecarKind: SidecarSDP}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -112,6 +127,11 @@ func ParseScenario(path string, b []byte) (Scenario, error) {
 			s.Sidecars, err = strconv.Atoi(value)
 			if err == nil && (s.Sidecars < 0 || s.Sidecars > 16) {
 				err = errors.New("must be in [0, 16]")
+			}
+		case "bench-sidecar-kind":
+			s.SidecarKind = value
+			if value != SidecarSDP && value != SidecarFloor {
+				err = fmt.Errorf("unknown kind %q (sdp-sidecar or floor)", value)
 			}
 		case "bench-expect":
 			for _, d := range strings.Split(value, ",") {

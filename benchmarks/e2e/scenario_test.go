@@ -30,6 +30,21 @@ receivers:
 	if !s.Expects(DestSink) || !s.Expects(DestSidecars) {
 		t.Errorf("Expects: %+v", s)
 	}
+	if s.SidecarKind != SidecarSDP {
+		t.Errorf("SidecarKind %q, want the default %q", s.SidecarKind, SidecarSDP)
+	}
+}
+
+// A leading SPDX comment is no header key, and bench-sidecar-kind: floor
+// makes the sidecars floor servers.
+func TestParseScenarioFloorSidecars(t *testing.T) {
+	s, err := ParseScenario("x.yaml", []byte("# SPDX-License-Identifier: Apache-2.0\n# bench-binary: anchor\n# bench-sidecars: 2\n# bench-sidecar-kind: floor\n# bench-expect: sidecars\nexporters: {}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Binary != AnchorBinary || s.Sidecars != 2 || s.SidecarKind != SidecarFloor || !slices.Equal(s.Expect, []string{DestSidecars}) {
+		t.Errorf("got %+v", s)
+	}
 }
 
 func TestParseScenarioErrors(t *testing.T) {
@@ -42,6 +57,7 @@ func TestParseScenarioErrors(t *testing.T) {
 		"no sidecars":       {"# bench-binary: otelcol-sdp\n# bench-expect: sidecars\n", "bench-sidecars is 0"},
 		"unknown key":       {"# bench-binaries: plain\n", "bench-binaries: unknown key"},
 		"bad bool":          {"# bench-binary: plain\n# bench-expect: sink\n# bench-baseline: sure\n", "bench-baseline"},
+		"bad sidecar kind":  {"# bench-binary: plain\n# bench-sidecar-kind: agent\n", `unknown kind "agent"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := ParseScenario("x.yaml", []byte(tc.header+"receivers: {}\n"))
@@ -78,13 +94,18 @@ func TestLoadScenariosRepository(t *testing.T) {
 				t.Errorf("%s: has %d sidecars but does not use %s", s.Path, s.Sidecars, v)
 			}
 		}
-		for _, v := range []string{"BENCH_OTLP_GRPC_ENDPOINT", "BENCH_OTLP_HTTP_ENDPOINT", "BENCH_SINK_ENDPOINT", "compression: none"} {
+		vars := []string{"BENCH_OTLP_GRPC_ENDPOINT", "BENCH_OTLP_HTTP_ENDPOINT", "BENCH_SINK_ENDPOINT", "compression: none"}
+		if s.SidecarKind == SidecarFloor {
+			// Its members are OTLP endpoints: it has no use for the sink.
+			vars = slices.DeleteFunc(vars, func(v string) bool { return v == "BENCH_SINK_ENDPOINT" })
+		}
+		for _, v := range vars {
 			if !strings.Contains(string(b), v) {
 				t.Errorf("%s: no %s", s.Path, v)
 			}
 		}
 	}
-	want := []string{"plain", "floor",
+	want := []string{"plain", "floor", "loadbalancing-traceid",
 		"pdata-divert-nowait", "pdata-divert", "pdata-tee-nowait", "pdata-tee",
 		"plain-samebinary", "predecode-divert-fleet", "predecode-divert-nowait", "predecode-divert-traceid", "predecode-divert", "predecode-tee-nowait", "predecode-tee", "predecode-wirecount"}
 	if !slices.Equal(names, want) {

@@ -15,6 +15,12 @@ import (
 // do-nothing OTLP server (cmd/otlpfloor) rather than a Collector.
 const FloorBinary = "floor"
 
+// AnchorBinary is the bench-binary of a scenario run by the anchor
+// Collector: upstream v0.161 with contrib's load_balancing exporter
+// (benchmarks/anchors/tailsampling), the competitor otelcol-sdp is compared
+// with.
+const AnchorBinary = "anchor"
+
 // Target is a goal a scenario's figures are held to: its median total CPU
 // per item (Measure "cpu"), its Collector's peak RSS (Measure "rss") or its
 // Collector's peak anonymous resident memory (Measure "anon") at most Max

@@ -44,6 +44,12 @@ func startFleetDNS(t *testing.T, name string) *fleetDNS {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveFleetDNS(t, name, pc)
+}
+
+// serveFleetDNS answers name on pc until the test ends.
+func serveFleetDNS(t *testing.T, name string, pc net.PacketConn) *fleetDNS {
+	t.Helper()
 	d := &fleetDNS{name: dns.Fqdn(name), addr: pc.LocalAddr().String()}
 	d.srv = &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(d.answer)}
 	started := make(chan struct{})

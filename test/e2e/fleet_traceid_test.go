@@ -17,19 +17,27 @@ import (
 // lost, and the traces split across consumers (only those in flight during
 // a change may be) are counted.
 func TestFleetRoutesByTraceID(t *testing.T) {
-	testFleetRoutesBy(t, "traceID", func(s spanAt) string { return string(s.Trace[:]) })
+	testFleetRoutesBy(t, "traceID", false, func(s spanAt) string { return string(s.Trace[:]) })
+}
+
+// TestFleetRoutesByTraceIDThroughAKill is TestFleetRoutesByTraceID with
+// consumer 1 killed (SIGKILL) right before it leaves with consumer 4: the
+// change TestLoadBalancingExporterThroughAChange puts the loadbalancing
+// exporter through, for issue 27's comparison.
+func TestFleetRoutesByTraceIDThroughAKill(t *testing.T) {
+	testFleetRoutesBy(t, "traceID", true, func(s spanAt) string { return string(s.Trace[:]) })
 }
 
 // TestFleetRoutesByService is the same with routing_key service: every
 // service's spans on one consumer.
 func TestFleetRoutesByService(t *testing.T) {
-	testFleetRoutesBy(t, "service", func(s spanAt) string { return s.Service })
+	testFleetRoutesBy(t, "service", false, func(s spanAt) string { return s.Service })
 }
 
 // testFleetRoutesBy runs the fleet change with routingKey and checks that
 // everything with the same groupOf is on one consumer while the gateways
-// agree.
-func testFleetRoutesBy(t *testing.T, routingKey string, groupOf func(spanAt) string) {
+// agree; with kill, consumer 1 is killed before the last change.
+func testFleetRoutesBy(t *testing.T, routingKey string, kill bool, groupOf func(spanAt) string) {
 	r := newFleetRig(t, 5)
 	r.routingKey = routingKey
 	for i := range 5 {
@@ -58,6 +66,9 @@ func testFleetRoutesBy(t *testing.T, routingKey string, groupOf func(spanAt) str
 	r.members(0, 1, 2, 3, 4)
 	appliedAt = r.awaitApplied(2, 5)
 	hold([]int{0, 1, 2, 3, 4})
+	if kill {
+		r.sidecars[1].Kill(t)
+	}
 	r.members(0, 2, 3)
 	appliedAt = r.awaitApplied(3, 3)
 	hold([]int{0, 2, 3})

@@ -44,6 +44,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		floor     = fs.String("floor", "", "floor server binary (default: build benchmarks/e2e/cmd/otlpfloor with -go)")
 		ocb       = fs.String("ocb", ".tools/bin/builder", "ocb binary, to build the plain Collector")
 		manifest  = fs.String("plain-manifest", "benchmarks/e2e/plain-builder-config.yaml", "ocb manifest of the plain Collector")
+		anchor    = fs.String("anchor", "", "anchor Collector binary, for bench-binary: anchor (default: build -anchor-manifest with -anchor-ocb into -cache, as make tailsampling-anchor does)")
+		anchorOCB = fs.String("anchor-ocb", ".tools/ocb-v0.161.0/builder", "ocb binary of the anchor's version")
+		anchorMan = fs.String("anchor-manifest", "benchmarks/anchors/tailsampling/builder-config.yaml", "ocb manifest of the anchor Collector")
 		cache     = fs.String("cache", defaultCache(), "where the plain Collector is built")
 		signals   = fs.String("signals", "traces,metrics,logs", "signals to send")
 		protocols = fs.String("protocols", "grpc,http", "protocols to send over")
@@ -73,6 +76,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	if err := bench(ctx, stdout, stderr, benchArgs{
 		configs: *configs, only: split(*only), collector: *collector, sidecar: *sidecar, plain: *plain, floor: *floor,
+		anchor: *anchor, anchorOCB: *anchorOCB, anchorManifest: *anchorMan,
 		ocb: *ocb, manifest: *manifest, cache: *cache, out: *out, jsonOut: *jsonOut, profile: *profile, profSecs: *profSecs,
 		goTool: *goTool, rounds: *rounds, cmdline: strings.Join(append([]string{"benche2e"}, args...), " "),
 		opts: e2ebench.Options{
@@ -89,6 +93,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 type benchArgs struct {
 	configs, collector, sidecar, plain, floor, ocb, manifest, cache, out, jsonOut, profile, goTool, cmdline string
+	anchor, anchorOCB, anchorManifest                                                                       string
 	only                                                                                                    []string
 	profSecs, rounds                                                                                        int
 	opts                                                                                                    e2ebench.Options
@@ -131,6 +136,15 @@ func bench(ctx context.Context, stdout, stderr io.Writer, a benchArgs) error {
 		}
 	}
 	a.opts.Collectors = map[string]string{"plain": plain, "otelcol-sdp": a.collector, e2ebench.FloorBinary: floor}
+	if slices.ContainsFunc(scenarios, func(s e2ebench.Scenario) bool { return s.Binary == e2ebench.AnchorBinary }) {
+		// Without the anchor its scenarios are reported not available;
+		// the others still run.
+		if anchor, err := anchorBinary(a, stderr); err != nil {
+			fmt.Fprintf(stderr, "anchor Collector: %v\n", err)
+		} else {
+			a.opts.Collectors[e2ebench.AnchorBinary] = anchor
+		}
+	}
 	// Kept when a case failed: it holds the processes' logs and stats files.
 	keep := false
 	defer func() {
@@ -208,6 +222,17 @@ func bench(ctx context.Context, stdout, stderr io.Writer, a benchArgs) error {
 		return fmt.Errorf("%d case(s) failed", len(failures))
 	}
 	return nil
+}
+
+// anchorBinary is -anchor, or the anchor built (once, cached) from
+// -anchor-manifest with -anchor-ocb under the prefix make tailsampling-anchor
+// uses, so that both find the same build.
+func anchorBinary(a benchArgs, stderr io.Writer) (string, error) {
+	if a.anchor != "" {
+		return a.anchor, nil
+	}
+	fmt.Fprintf(stderr, "anchor Collector: building %s with %s (cached in %s)\n", a.anchorManifest, a.anchorOCB, a.cache)
+	return e2ebench.BuildCollector(a.anchorOCB, a.anchorManifest, a.cache, "tailsampling", stderr)
 }
 
 func checkValues(a benchArgs) error {
