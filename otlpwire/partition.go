@@ -109,23 +109,35 @@ func PartitionByTraceID(d ResourceData, owner func(traceID [16]byte) int, noTrac
 // owner(nil). Traces and logs yield an error matching ErrWrongSignal.
 func PartitionByMetricName(d ResourceData, owner func(name []byte) int, scratch *PartitionScratch) iter.Seq2[Part, error] {
 	return func(yield func(Part, error) bool) {
-		if d.sig != SignalMetrics {
-			yield(Part{}, fmt.Errorf("%w: %s have no metric name to partition by", ErrWrongSignal, d.sig))
-			return
-		}
-		scopeField, total, err := d.splitLayout()
-		if err != nil {
-			yield(Part{}, err)
-			return
-		}
-		if total == 0 && !d.hasMetric(scopeField) {
-			scratch.buf = AppendRequest(scratch.buf[:0], d)
-			yield(Part{Owner: owner(nil), Request: scratch.buf}, nil)
+		scopeField, ok := scratch.metricsLayout(d, "metric name", func() int { return owner(nil) }, yield)
+		if !ok {
 			return
 		}
 		k := itemKeyer{byName: owner}
 		scratch.partition(d, scopeField, &k, yield)
 	}
+}
+
+// metricsLayout begins a partition of metrics: it checks the signal and
+// validates d, and yields d whole to whole() when it holds no metric. It
+// returns the field holding d's scopes, and false when nothing is left to
+// do (an error or the whole resource was yielded).
+func (p *PartitionScratch) metricsLayout(d ResourceData, key string, whole func() int, yield func(Part, error) bool) (int32, bool) {
+	if d.sig != SignalMetrics {
+		yield(Part{}, fmt.Errorf("%w: %s have no %s to partition by", ErrWrongSignal, d.sig, key))
+		return 0, false
+	}
+	scopeField, total, err := d.splitLayout()
+	if err != nil {
+		yield(Part{}, err)
+		return 0, false
+	}
+	if total == 0 && !d.hasMetric(scopeField) {
+		p.buf = AppendRequest(p.buf[:0], d)
+		yield(Part{Owner: whole(), Request: p.buf}, nil)
+		return 0, false
+	}
+	return scopeField, true
 }
 
 // hasMetric reports whether a validated metrics resource holds a metric.

@@ -3,7 +3,6 @@
 package otlpwire
 
 import (
-	"fmt"
 	"iter"
 	"math/bits"
 )
@@ -31,18 +30,8 @@ type partMetric struct {
 // logs yield an error matching ErrWrongSignal.
 func PartitionByStream(d ResourceData, owner func(stream uint64) int, scratch *PartitionScratch) iter.Seq2[Part, error] {
 	return func(yield func(Part, error) bool) {
-		if d.sig != SignalMetrics {
-			yield(Part{}, fmt.Errorf("%w: %s have no metric streams to partition by", ErrWrongSignal, d.sig))
-			return
-		}
-		scopeField, total, err := d.splitLayout()
-		if err != nil {
-			yield(Part{}, err)
-			return
-		}
-		if total == 0 && !d.hasMetric(scopeField) {
-			scratch.buf = AppendRequest(scratch.buf[:0], d)
-			yield(Part{Owner: owner(0), Request: scratch.buf}, nil)
+		scopeField, ok := scratch.metricsLayout(d, "metric streams", func() int { return owner(0) }, yield)
+		if !ok {
 			return
 		}
 		scratch.streamOwner = owner
