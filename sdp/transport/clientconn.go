@@ -121,7 +121,10 @@ func (c *Client) session(conn net.Conn, reconnect bool) (healthy bool, lost int,
 	defer func() {
 		conn.Close()
 		<-readerDone
-		if err == nil {
+		// A reader that found a protocol error closes the connection under
+		// the writer, whose error ("use of closed network connection")
+		// would otherwise hide the cause and its backoff.
+		if err == nil || errors.Is(readErr, ErrProtocol) {
 			err = readErr
 		}
 		c.mu.Lock()

@@ -158,6 +158,57 @@ func TestOverLongAckFailsItsFramesWithoutResending(t *testing.T) {
 	}
 }
 
+// An over-long Ack that arrives while the writer is blocked on a frame the
+// sidecar does not read: the reader closes the connection under the writer,
+// and the connection must still end as the protocol error it is (reported
+// to the observer, backed off), not as the writer's "use of closed network
+// connection".
+func TestOverLongAckDuringABlockedWriteIsAProtocolError(t *testing.T) {
+	bigSent := make(chan struct{})
+	fake := &fakeSidecar{frames: map[string]int{}}
+	fake.answer = func(name string, seq uint64) []byte {
+		if name == "poison" {
+			// Not reading now: the big frame fills the socket and the
+			// client's writer blocks in its write.
+			select {
+			case <-bigSent:
+			case <-time.After(10 * time.Second):
+			}
+			time.Sleep(200 * time.Millisecond)
+			return ackFrame(t, sdp.Ack{Sequence: seq, Status: sdp.AckRejected, Detail: strings.Repeat("e", 70_000)})
+		}
+		return ackFrame(t, sdp.Ack{Sequence: seq})
+	}
+	l, endpoint := listen(t, "unix")
+	fake.serve(t, l)
+	obs := &protocolObserved{}
+	s := testSettings(t, endpoint, obs)
+	s.QueueBytes = 16 << 20
+	c := startClient(t, s)
+
+	set := newSettledSet(2)
+	sendRetrying(t, c, []Frame{testFrame(t, "poison", 10)}, set.callback(t, 0))
+	eventually(t, 5*time.Second, "the poison frame", func() bool { return fake.count("poison") == 1 })
+	big := testFrame(t, "big", sdp.MaxArrayLen)
+	sendRetrying(t, c, []Frame{big, big, big, big}, set.callback(t, 1))
+	close(bigSent)
+	errs := set.wait(t, 10*time.Second)
+	if !errors.Is(errs[0], ErrProtocol) {
+		t.Errorf("the frame answered with an over-long Ack settled with %v, want ErrProtocol", errs[0])
+	}
+	if errs[1] != nil {
+		t.Errorf("the big frames, sent again on the next connection, settled with %v", errs[1])
+	}
+	obs.mu.Lock()
+	if obs.protocolErrors != 1 || obs.failed != 1 {
+		t.Errorf("observer: %d protocol errors, %d frames failed; want 1 and 1", obs.protocolErrors, obs.failed)
+	}
+	obs.mu.Unlock()
+	if err := shutdownClient(t, c, 5*time.Second); err != nil {
+		t.Error(err)
+	}
+}
+
 func TestNewClientRefusesASenderOverTheHelloLimit(t *testing.T) {
 	s := testSettings(t, "unix:///tmp/x.sock", nil)
 	s.Sender = strings.Repeat("s", sdp.MaxHelloSenderSize)
