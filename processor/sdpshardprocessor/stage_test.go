@@ -214,3 +214,23 @@ func TestConnectorDataIsForwardedLikeAnyReceivers(t *testing.T) {
 	assert.Eventually(t, func() bool { return len(rec.snapshot()) == 6 }, 5*time.Second, 10*time.Millisecond,
 		"three frames from the stage, three from the second pipeline")
 }
+
+// TestStageRoutesByTraceID: the pre-decode path splits by routing_key as
+// the pdata path does, each trace on one sidecar, and diverts everything
+// it forwarded.
+func TestStageRoutesByTraceID(t *testing.T) {
+	host, mw := newStageHost(t, true)
+	recs, cfg := keyedSidecars(t, RoutingKeyTraceID)
+	cfg.Mode = ModeDivert
+	cfg.WaitForAck = true
+	sink := new(consumertest.TracesSink)
+	p, err := NewFactory().CreateTraces(context.Background(), testSettings(nil), cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), host))
+	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+
+	td := tracesOfFiveTraces()
+	assert.Equal(t, http.StatusOK, serveLikeReceiver(t, mw, p, td))
+	assert.Zero(t, sink.SpanCount(), "the pdata path saw a diverted request")
+	assertEachTraceOnOneSidecar(t, recs, td.SpanCount())
+}

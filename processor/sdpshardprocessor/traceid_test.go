@@ -50,8 +50,16 @@ func TestRoutingKeyTraceIDKeepsEachTraceOnOneSidecar(t *testing.T) {
 	next := new(consumertest.TracesSink)
 	p := startKeyed(t, cfg, next)
 
+	td := tracesOfFiveTraces()
+	require.NoError(t, p.ConsumeTraces(context.Background(), td))
+	assert.Zero(t, next.SpanCount(), "divert passed spans on")
+	assertEachTraceOnOneSidecar(t, recs, td.SpanCount())
+}
+
+// tracesOfFiveTraces returns 8 resources of 12 spans each, whose spans
+// belong to 5 traces that cross every resource.
+func tracesOfFiveTraces() ptrace.Traces {
 	td := ptrace.NewTraces()
-	spans := 0
 	for r := range 8 {
 		rs := td.ResourceSpans().AppendEmpty()
 		rs.Resource().Attributes().PutStr("service.name", fmt.Sprintf("svc-%d", r))
@@ -62,12 +70,16 @@ func TestRoutingKeyTraceIDKeepsEachTraceOnOneSidecar(t *testing.T) {
 			sp := ss.Spans().AppendEmpty()
 			sp.SetName(fmt.Sprintf("r%d-s%d", r, s))
 			sp.SetTraceID(pcommon.TraceID{byte(s % 5), 7, byte(s % 5), 1})
-			spans++
 		}
 	}
-	require.NoError(t, p.ConsumeTraces(context.Background(), td))
-	assert.Zero(t, next.SpanCount(), "divert passed spans on")
+	return td
+}
 
+// assertEachTraceOnOneSidecar checks that the sidecars received spans
+// spans of tracesOfFiveTraces, each trace on one sidecar, in frames that
+// hold their resource whole.
+func assertEachTraceOnOneSidecar(t *testing.T, recs []*recorder, spans int) {
+	t.Helper()
 	at := map[pcommon.TraceID]map[int]bool{}
 	got := 0
 	for i, rec := range recs {
