@@ -179,23 +179,12 @@ func (r *fleetRig) finish(loads []*load) ([]map[spanID]spanAt, []loadResult) {
 	for i := range r.sidecars {
 		at[i] = readSpans(t, r.outDirs[i])
 	}
-	acked, lost := 0, 0
+	var ackedIDs []map[spanID]struct{}
 	for i, res := range results {
 		t.Logf("gateway %d load: %s", i, res)
-		for id := range res.Acked {
-			acked++
-			found := false
-			for c := range at {
-				if _, ok := at[c][id]; ok {
-					found = true
-					break
-				}
-			}
-			if !found {
-				lost++
-			}
-		}
+		ackedIDs = append(ackedIDs, res.Acked)
 	}
+	acked, lost := unreceived(ackedIDs, at)
 	t.Logf("%d spans acknowledged, %d of them lost", acked, lost)
 	if acked == 0 {
 		t.Fatal("nothing acknowledged")

@@ -188,22 +188,7 @@ func TestFleetRoutesByStreamID(t *testing.T) {
 	for i := range r.sidecars {
 		at[i] = readPoints(t, r.outDirs[i])
 	}
-	total, lost := 0, 0
-	for _, a := range acked {
-		for id := range a {
-			total++
-			found := false
-			for c := range at {
-				if _, ok := at[c][id]; ok {
-					found = true
-					break
-				}
-			}
-			if !found {
-				lost++
-			}
-		}
-	}
+	total, lost := unreceived(acked, at)
 	t.Logf("%d points acknowledged, %d lost", total, lost)
 	if total == 0 || lost > 0 {
 		t.Fatalf("%d of %d acknowledged points reached no consumer", lost, total)

@@ -19,6 +19,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -198,4 +199,18 @@ func readSpans(t *testing.T, dir string) map[spanID]spanAt {
 		}
 	}
 	return out
+}
+
+// unreceived counts the acknowledged ids (the keys of each map of acked)
+// that no consumer received (no map of at holds them).
+func unreceived[K comparable, A, V any](acked []map[K]A, at []map[K]V) (total, lost int) {
+	for _, a := range acked {
+		for id := range a {
+			total++
+			if !slices.ContainsFunc(at, func(m map[K]V) bool { _, ok := m[id]; return ok }) {
+				lost++
+			}
+		}
+	}
+	return total, lost
 }

@@ -350,21 +350,11 @@ func TestFleetChangesLoseNothingAndMoveLittle(t *testing.T) {
 	for i := range r.sidecars {
 		at[i] = readSpans(t, r.outDirs[i])
 	}
-	lost := 0
+	var acked []map[spanID]struct{}
 	for _, res := range results {
-		for id := range res.Acked {
-			found := false
-			for i := range at {
-				if _, ok := at[i][id]; ok {
-					found = true
-					break
-				}
-			}
-			if !found {
-				lost++
-			}
-		}
+		acked = append(acked, res.Acked)
 	}
+	_, lost := unreceived(acked, at)
 	if lost > 0 {
 		t.Errorf("%d acknowledged spans reached no consumer", lost)
 	}

@@ -355,23 +355,12 @@ func testLoadBalancingThroughAChange(t *testing.T, anchorBin string, settings lb
 		}
 	}
 
-	acked, lost := 0, 0
+	var ackedIDs []map[spanID]struct{}
 	for i, res := range results {
 		t.Logf("anchor %d load: %s", i, res)
-		for id := range res.Acked {
-			acked++
-			found := false
-			for c := range at {
-				if _, ok := at[c][id]; ok {
-					found = true
-					break
-				}
-			}
-			if !found {
-				lost++
-			}
-		}
+		ackedIDs = append(ackedIDs, res.Acked)
 	}
+	acked, lost := unreceived(ackedIDs, at)
 	if acked == 0 {
 		t.Fatal("nothing acknowledged: the rig did not work")
 	}
