@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
-	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/resolver"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/resolver"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
 

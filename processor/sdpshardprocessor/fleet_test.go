@@ -20,7 +20,7 @@ import (
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
-	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/resolver"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/resolver"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
 

@@ -19,8 +19,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/resolver"
-	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/resolver/resolvertest"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/resolver"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/resolver/resolvertest"
 )
 
 // loopbackPort reserves one TCP port on each of addrs (distinct loopback

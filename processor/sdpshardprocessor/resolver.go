@@ -5,7 +5,7 @@ package sdpshardprocessor
 import (
 	"go.opentelemetry.io/collector/processor"
 
-	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/resolver"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/resolver"
 )
 
 // newResolverSource builds the resolver configured in cfg.

@@ -21,7 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/resolver/resolvertest"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/resolver/resolvertest"
 )
 
 // endpoint describes one EndpointSlice endpoint of a test.

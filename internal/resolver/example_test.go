@@ -8,7 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/config/configoptional"
 
-	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/resolver"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/resolver"
 )
 
 func ExampleNew() {
