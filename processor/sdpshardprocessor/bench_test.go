@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/fleet"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
@@ -135,15 +136,15 @@ func BenchmarkShardBatchFleet(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var current atomic.Pointer[fleet]
-	current.Store(&fleet{members: shard.FleetMembers([]string{"consumer-0", "consumer-1", "consumer-2", "consumer-3"})})
+	var current atomic.Pointer[fleet.Snapshot]
+	current.Store(&fleet.Snapshot{Members: shard.FleetMembers([]string{"consumer-0", "consumer-1", "consumer-2", "consumer-3"})})
 	var frames shard.Frames
 	route := func() error {
 		buf, err := tracesMarshaler.MarshalTraces(td)
 		if err != nil {
 			return err
 		}
-		return router.RouteTo(otlpwire.NewRequest(otlpwire.SignalTraces, buf), current.Load().members, &frames)
+		return router.RouteTo(otlpwire.NewRequest(otlpwire.SignalTraces, buf), current.Load().Members, &frames)
 	}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -13,9 +13,9 @@ import (
 	"go.opentelemetry.io/collector/config/configtls"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/resolver"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
-	"github.com/otelcol-sdp/otelcol-sdp/internal/resolver"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )

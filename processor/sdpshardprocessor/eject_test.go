@@ -62,7 +62,7 @@ func startEjectionRigListing(t *testing.T, static bool, n, listed, pct int) *eje
 	r.p = p
 	if !static {
 		src.set(members(r.members[:listed]...)...)
-		require.Eventually(t, func() bool { return r.s.current.Load().members.Len() == listed }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return r.s.fleet.Current().Members.Len() == listed }, 5*time.Second, time.Millisecond)
 	}
 	return r
 }
@@ -93,11 +93,11 @@ func (r *ejectionRig) items(t *testing.T) map[string]int {
 }
 
 func (r *ejectionRig) excluded() []string {
-	f := r.s.current.Load()
+	f := r.s.fleet.Current()
 	var out []string
-	for i := range f.members.Len() {
-		if f.members.Excluded(i) {
-			out = append(out, f.members.ID(i))
+	for i := range f.Members.Len() {
+		if f.Members.Excluded(i) {
+			out = append(out, f.Members.ID(i))
 		}
 	}
 	return out
@@ -118,7 +118,7 @@ func TestEjectionTakesAStalledMemberOutAndBackIn(t *testing.T) {
 		name := map[bool]string{false: "resolver", true: "endpoints"}[static]
 		t.Run(name, func(t *testing.T) {
 			r := startEjectionRig(t, static, 3, 50)
-			stalled := r.s.current.Load().members.ID(1)
+			stalled := r.s.fleet.Current().Members.ID(1)
 			unblock := r.members[1].rec.block()
 			t.Cleanup(unblock)
 
@@ -147,9 +147,9 @@ func TestEjectionTakesAStalledMemberOutAndBackIn(t *testing.T) {
 			before := len(r.members[1].rec.snapshot())
 			settles(t, r.consume(4), 5*time.Second, "batch after readmission")
 			assert.Greater(t, len(r.members[1].rec.snapshot()), before, "the member got none of its resources back")
-			f := r.s.current.Load()
+			f := r.s.fleet.Current()
 			for _, rf := range r.members[1].rec.snapshot()[before:] {
-				assert.Equal(t, 1, f.members.Owner(rf.frame.ResourceHash), "a resource not its own")
+				assert.Equal(t, 1, f.Members.Owner(rf.frame.ResourceHash), "a resource not its own")
 			}
 
 			// Every span of every batch arrived (the stalled member's
@@ -234,9 +234,9 @@ func TestEjectedMemberAtANewAddressIsTakenBackIn(t *testing.T) {
 	moved.ID = "consumer-1"
 	src.set(fleetMembers[0].member, moved, fleetMembers[2].member)
 	require.Eventually(t, func() bool {
-		f := r.s.current.Load()
-		i, ok := f.members.Index("consumer-1")
-		return ok && f.endpoints[i] == moved.Endpoint && len(r.excluded()) == 0
+		f := r.s.fleet.Current()
+		i, ok := f.Members.Index("consumer-1")
+		return ok && f.Endpoints[i] == moved.Endpoint && len(r.excluded()) == 0
 	}, 5*time.Second, 5*time.Millisecond, "consumer-1 not served at its new address")
 	settles(t, r.consume(1), 5*time.Second, "batch after the move")
 	assert.NotEmpty(t, fleetMembers[3].rec.snapshot(), "nothing reached consumer-1 at its new address")

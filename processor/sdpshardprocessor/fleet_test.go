@@ -18,9 +18,10 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/processor"
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/fleet"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/resolver"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
-	"github.com/otelcol-sdp/otelcol-sdp/internal/resolver"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
 
@@ -108,13 +109,13 @@ func startFleetProcessor(t *testing.T, tel *componenttest.Telemetry) (processor.
 }
 
 // applied waits until the shard set routes over exactly ids.
-func applied(t *testing.T, s *shardSet, ids ...string) *fleet {
+func applied(t *testing.T, s *shardSet, ids ...string) *fleet.Snapshot {
 	t.Helper()
 	want := shard.FleetMembers(ids).IDs()
 	require.Eventually(t, func() bool {
-		return assert.ObjectsAreEqual(want, s.current.Load().members.IDs())
+		return assert.ObjectsAreEqual(want, s.fleet.Current().Members.IDs())
 	}, 5*time.Second, time.Millisecond, "fleet never became %v", want)
-	return s.current.Load()
+	return s.fleet.Current()
 }
 
 // resourcesAt returns the resource hashes each member's sidecar received,
@@ -150,7 +151,7 @@ func TestFleetRoutesByMemberAndReroutesHeldFramesOfAMemberThatLeaves(t *testing.
 	require.NoError(t, p.ConsumeTraces(ctx, td))
 	for id, hashes := range resourcesAt(fleetMembers[:3]) {
 		for h := range hashes {
-			assert.Equal(t, id, f.members.ID(f.members.Owner(h)), "resource %#x at the wrong member", h)
+			assert.Equal(t, id, f.Members.ID(f.Members.Owner(h)), "resource %#x at the wrong member", h)
 		}
 	}
 
@@ -181,7 +182,7 @@ func TestFleetRoutesByMemberAndReroutesHeldFramesOfAMemberThatLeaves(t *testing.
 	after := resourcesAt(fleetMembers[:3])
 	movedToNewOwner := 0
 	for h := range before["consumer-1"] {
-		owner := f2.members.ID(f2.members.Owner(h))
+		owner := f2.Members.ID(f2.Members.Owner(h))
 		if after[owner][h] > before[owner][h] {
 			movedToNewOwner++
 		}
@@ -198,7 +199,7 @@ func TestFleetRoutesByMemberAndReroutesHeldFramesOfAMemberThatLeaves(t *testing.
 	td, _ = buildTraces(3, 30, 2)
 	require.NoError(t, p.ConsumeTraces(ctx, td))
 	for _, h := range hashesOf(fleetMembers[3].rec) {
-		assert.Equal(t, "consumer-3", f3.members.ID(f3.members.Owner(h)))
+		assert.Equal(t, "consumer-3", f3.Members.ID(f3.Members.Owner(h)))
 	}
 	assert.NotEmpty(t, hashesOf(fleetMembers[3].rec), "the new member received nothing")
 	assert.Positive(t, sumMetric(t, tel, "otelcol_processor_sdpshard_acks", map[string]string{"member": "consumer-3", "status": "accepted"}))
@@ -226,7 +227,7 @@ func TestSendPartRoutesAgainWhenTheMemberLeftMeanwhile(t *testing.T) {
 	src.set(fleetMembers[0].member, fleetMembers[2].member)
 	now := applied(t, s, "consumer-0", "consumer-2")
 	settled := make(chan error, 1)
-	require.NoError(t, s.sendPart(old, leaving, part, func(err error) { settled <- err }))
+	require.NoError(t, s.fleet.Send(old, leaving, part, func(err error) { settled <- err }))
 	select {
 	case err := <-settled:
 		require.NoError(t, err)
@@ -234,7 +235,7 @@ func TestSendPartRoutesAgainWhenTheMemberLeftMeanwhile(t *testing.T) {
 		t.Fatal("part not settled")
 	}
 	for _, fr := range part {
-		owner := now.members.ID(now.members.Owner(fr.Key))
+		owner := now.Members.ID(now.Members.Owner(fr.Key))
 		var ownerRec *recorder
 		for _, m := range fleetMembers {
 			if m.ID == owner {
@@ -266,7 +267,7 @@ func TestFleetHoldsFramesOfAMemberThatIsDown(t *testing.T) {
 		t.Fatalf("batch settled with a member down: %v", err)
 	case <-time.After(200 * time.Millisecond):
 	}
-	require.Positive(t, f.clients[1].QueuedBytes(), "nothing held for the member that is down")
+	require.Positive(t, f.Clients[1].QueuedBytes(), "nothing held for the member that is down")
 	// It comes back at another address (a restarted pod): the frames held
 	// for the old address go to the new one.
 	src.set(fleetMembers[0].member, fleetMembers[1].member)
@@ -368,7 +369,7 @@ func TestFleetPersistentQueueReplaysOntoTheCurrentMembers(t *testing.T) {
 	}, 10*time.Second, 5*time.Millisecond, "stored frames not replayed")
 	for _, m := range fleetMembers {
 		for _, h := range hashesOf(m.rec) {
-			assert.Equal(t, m.ID, f.members.ID(f.members.Owner(h)), "stored resource %#x replayed to a member that does not own it", h)
+			assert.Equal(t, m.ID, f.Members.ID(f.Members.Owner(h)), "stored resource %#x replayed to a member that does not own it", h)
 		}
 	}
 	require.NoError(t, p.Shutdown(context.Background()))
@@ -378,7 +379,7 @@ func TestFleetPersistentQueueReplaysOntoTheCurrentMembers(t *testing.T) {
 
 // routedPart routes a batch of 40 resources over f and returns the index of
 // member id and the frames routed to it.
-func routedPart(t *testing.T, f *fleet, id string) (int, []transport.Frame) {
+func routedPart(t *testing.T, f *fleet.Snapshot, id string) (int, []transport.Frame) {
 	t.Helper()
 	router, err := shard.NewRouter(fleetConfig().routerSettings())
 	require.NoError(t, err)
@@ -386,8 +387,8 @@ func routedPart(t *testing.T, f *fleet, id string) (int, []transport.Frame) {
 	b, err := tracesMarshaler.MarshalTraces(td)
 	require.NoError(t, err)
 	var frames routed
-	require.NoError(t, router.RouteTo(otlpwire.NewRequest(otlpwire.SignalTraces, b), f.members, &frames.Frames))
-	idx, ok := f.members.Index(id)
+	require.NoError(t, router.RouteTo(otlpwire.NewRequest(otlpwire.SignalTraces, b), f.Members, &frames.Frames))
+	idx, ok := f.Members.Index(id)
 	require.True(t, ok, "no member %s", id)
 	frames.toTransport()
 	require.NotEmpty(t, frames.byShard[idx])

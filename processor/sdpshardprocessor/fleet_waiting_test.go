@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/fleet"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
@@ -56,7 +57,7 @@ func TestTakenBackFramesCountInTheirNewOwnersQueue(t *testing.T) {
 			}
 		}
 	}
-	owner := func(f *fleet, r int) string { return f.members.ID(f.members.Owner(hashOf[r])) }
+	owner := func(f *fleet.Snapshot, r int) string { return f.Members.ID(f.Members.Owner(hashOf[r])) }
 	// Resources of consumer-1 that move to consumer-0 once it leaves, and
 	// resources of consumer-0 and consumer-2 that stay.
 	var movingTo0, of0, of2 []int
@@ -97,9 +98,9 @@ func TestTakenBackFramesCountInTheirNewOwnersQueue(t *testing.T) {
 	// consumer-1 leaves: its frames for consumer-0 wait for room.
 	src.set(fleetMembers[0].member, fleetMembers[2].member)
 	two := applied(t, s, "consumer-0", "consumer-2")
-	require.Eventually(t, func() bool { return s.fleet.waitingFor(two, memberIndex(two, "consumer-0")) > 0 }, 5*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return s.fleet.WaitingFor(two, memberIndex(two, "consumer-0")) > 0 }, 5*time.Second, time.Millisecond,
 		"the taken-back frames are not counted for consumer-0")
-	assert.Zero(t, s.fleet.waitingFor(two, memberIndex(two, "consumer-2")))
+	assert.Zero(t, s.fleet.WaitingFor(two, memberIndex(two, "consumer-2")))
 
 	// A batch for consumer-2 alone goes on; one with a part for consumer-0
 	// is refused as retryable.
@@ -123,7 +124,7 @@ func TestTakenBackFramesCountInTheirNewOwnersQueue(t *testing.T) {
 				return false
 			}
 		}
-		return s.fleet.waitingFor(two, memberIndex(two, "consumer-0")) == 0
+		return s.fleet.WaitingFor(two, memberIndex(two, "consumer-0")) == 0
 	}, 10*time.Second, time.Millisecond, "the taken-back frames did not reach consumer-0")
 }
 
@@ -156,25 +157,25 @@ func hashKnown(known map[int]uint64, h uint64) bool {
 
 // fleetFor returns f without the member named leaving, as the manager
 // would build it, for computing owners.
-func fleetFor(f *fleet, leaving string) *fleet {
+func fleetFor(f *fleet.Snapshot, leaving string) *fleet.Snapshot {
 	var ids []string
-	for _, id := range f.members.IDs() {
+	for _, id := range f.Members.IDs() {
 		if id != leaving {
 			ids = append(ids, id)
 		}
 	}
-	return &fleet{members: shard.FleetMembers(ids)}
+	return &fleet.Snapshot{Members: shard.FleetMembers(ids)}
 }
 
-func memberIndex(f *fleet, id string) int {
-	i, _ := f.members.Index(id)
+func memberIndex(f *fleet.Snapshot, id string) int {
+	i, _ := f.Members.Index(id)
 	return i
 }
 
 // A part routed again after its member left can be refused by one new
 // owner after another took its frames. The part is then not refused (the
 // caller would drop the stored copies of frames still queued): what is
-// left waits with the fleet manager and the part settles once all of it
+// left waits with the fleet and the part settles once all of it
 // is acknowledged.
 func TestSendPartNeverRefusesAPartItQueuedInPart(t *testing.T) {
 	fleetMembers := startFleet(t, 3)
@@ -191,7 +192,7 @@ func TestSendPartNeverRefusesAPartItQueuedInPart(t *testing.T) {
 	owners := map[int]bool{}
 	var first, second int
 	for _, fr := range part {
-		o := now.members.Owner(fr.Key)
+		o := now.Members.Owner(fr.Key)
 		if !owners[o] {
 			if len(owners) == 0 {
 				first = o
@@ -202,21 +203,21 @@ func TestSendPartNeverRefusesAPartItQueuedInPart(t *testing.T) {
 		}
 	}
 	require.Len(t, owners, 2, "the leaving member's resources should move to both others")
-	require.NoError(t, now.clients[second].Shutdown(context.Background()))
+	require.NoError(t, now.Clients[second].Shutdown(context.Background()))
 
 	settled := make(chan error, 1)
-	require.NoError(t, s.sendPart(old, leaving, part, func(err error) { settled <- err }),
+	require.NoError(t, s.fleet.Send(old, leaving, part, func(err error) { settled <- err }),
 		"a part queued in part was refused")
 	select {
 	case err := <-settled:
 		t.Fatalf("the part settled (%v) before the frames left over were delivered", err)
 	case <-time.After(100 * time.Millisecond):
 	}
-	assert.Positive(t, s.fleet.waitingFor(now, second), "the frames left over are not counted for their owner")
+	assert.Positive(t, s.fleet.WaitingFor(now, second), "the frames left over are not counted for their owner")
 
 	// The refusing member leaves: what waited for it goes to the other,
 	// and the part settles.
-	firstID := now.members.ID(first)
+	firstID := now.Members.ID(first)
 	src.set(fleetMembers[memberNumber(firstID)].member)
 	applied(t, s, firstID)
 	select {

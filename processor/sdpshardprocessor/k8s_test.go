@@ -127,15 +127,15 @@ func TestK8sResolverDrivesTheFleet(t *testing.T) {
 
 	f := applied(t, s, "consumer-0", "consumer-1", "consumer-2")
 	for i, e := range endpoints {
-		idx, ok := f.members.Index(fmt.Sprintf("consumer-%d", i))
+		idx, ok := f.Members.Index(fmt.Sprintf("consumer-%d", i))
 		require.True(t, ok)
-		assert.Equal(t, e, f.endpoints[idx], "consumer-%d dialled on the named port", i)
+		assert.Equal(t, e, f.Endpoints[idx], "consumer-%d dialled on the named port", i)
 	}
 	td, _ := buildTraces(0, 30, 2)
 	require.NoError(t, p.ConsumeTraces(context.Background(), td))
 	for i, rec := range recs {
 		for _, h := range hashesOf(rec) {
-			assert.Equal(t, fmt.Sprintf("consumer-%d", i), f.members.ID(f.members.Owner(h)))
+			assert.Equal(t, fmt.Sprintf("consumer-%d", i), f.Members.ID(f.Members.Owner(h)))
 		}
 	}
 
@@ -172,6 +172,6 @@ func TestK8sResolverDrivesTheFleet(t *testing.T) {
 	got := recs[1].snapshot()[before:]
 	assert.NotEmpty(t, got, "consumer-1 got nothing back")
 	for _, r := range got {
-		assert.Equal(t, "consumer-1", f.members.ID(f.members.Owner(r.frame.ResourceHash)))
+		assert.Equal(t, "consumer-1", f.Members.ID(f.Members.Owner(r.frame.ResourceHash)))
 	}
 }

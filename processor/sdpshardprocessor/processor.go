@@ -190,8 +190,8 @@ func keepOnly[T any](keep []int) func(T) bool {
 func (p *shardProcessor) forward(ctx context.Context, req otlpwire.Request) (unroutable []int, err error) {
 	frames := p.frames.Get().(*routed)
 	defer p.frames.Put(frames)
-	f := p.shards.current.Load()
-	if err := p.router.RouteTo(req, f.members, &frames.Frames); errors.Is(err, shard.ErrNoMembers) {
+	f := p.shards.fleet.Current()
+	if err := p.router.RouteTo(req, f.Members, &frames.Frames); errors.Is(err, shard.ErrNoMembers) {
 		// The resolver has found no member yet: backpressure, not loss.
 		return nil, p.refuse(ctx, err)
 	} else if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"iter"
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/fleet"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
 
@@ -32,8 +33,8 @@ import (
 // each after the previous one settled: two consecutive ones never fit the
 // queue together, so sending the next at once would always be refused and
 // the client's retries would queue the first one again and again.
-func (p *shardProcessor) send(ctx context.Context, f *fleet, byShard [][]transport.Frame) error {
-	clients := f.clients
+func (p *shardProcessor) send(ctx context.Context, f *fleet.Snapshot, byShard [][]transport.Frame) error {
+	clients := f.Clients
 	for shard, fs := range byShard {
 		if len(fs) == 0 {
 			continue
@@ -45,7 +46,7 @@ func (p *shardProcessor) send(ctx context.Context, f *fleet, byShard [][]transpo
 		// Frames taken back from a member that left count in the
 		// queue_bytes of the member they wait for: they get its room
 		// first, and memory stays within what is configured.
-		waiting := p.shards.fleet.waitingFor(f, shard)
+		waiting := p.shards.fleet.WaitingFor(f, shard)
 		if free := p.shards.queueBytes - clients[shard].QueuedBytes() - waiting; size > free && (size <= p.shards.queueBytes || waiting > 0) {
 			return p.refuse(ctx, fmt.Errorf("shard %d: %d bytes do not fit the %d free (frames taken back from a member that left hold %d): %w",
 				shard, size, max(free, 0), waiting, transport.ErrQueueFull))
@@ -98,7 +99,7 @@ func (p *shardProcessor) send(ctx context.Context, f *fleet, byShard [][]transpo
 				}
 				onSettled = q.onSettled(seqs, onSettled)
 			}
-			if err := p.shards.sendPart(f, shard, part, onSettled); err != nil {
+			if err := p.shards.fleet.Send(f, shard, part, onSettled); err != nil {
 				if seqs != nil {
 					p.shards.queue.settled(seqs, true)
 				}

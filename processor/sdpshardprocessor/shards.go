@@ -10,17 +10,19 @@ import (
 	"log/slog"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 	"go.uber.org/zap/exp/zapslog"
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/bufpool"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/eject"
+	"github.com/otelcol-sdp/otelcol-sdp/internal/fleet"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
 	"github.com/otelcol-sdp/otelcol-sdp/processor/sdpshardprocessor/internal/metadata"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
@@ -79,14 +81,10 @@ func (reg *registry) release(ctx context.Context, s *shardSet) {
 type shardSet struct {
 	id     component.ID
 	logger *zap.Logger
-	// current is the fleet snapshot that batches are routed over and sent
-	// to; for a static endpoints list it never changes.
-	current atomic.Pointer[fleet]
-	// fleet applies a resolver's changes and ejects members that stop
-	// answering; nil for a static endpoints list without ejection.
-	fleet *fleetManager
-	// clientSettings are the settings of a client for endpoint.
-	clientSettings func(endpoint string) transport.ClientSettings
+	// fleet holds the members and their clients: the snapshot batches are
+	// routed over and sent to, a resolver's changes and ejections. For a
+	// static endpoints list without ejection the snapshot never changes.
+	fleet *fleet.Fleet
 	// keys recovers the routing key of a stored frame (the persistent
 	// queue keeps frames without it) to replay it in a fleet.
 	keys         *shard.Router
@@ -169,19 +167,48 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 			Logger: slog.New(zapslog.NewHandler(ts.Logger.Core())),
 		}
 	}
-	s.clientSettings = clientSettings
+	fs := fleet.Settings{
+		Logger:         ts.Logger,
+		QueueBytes:     cfg.QueueBytes,
+		ClientSettings: clientSettings,
+		Hooks: fleet.Hooks{
+			MembershipChanged: func() { tb.ProcessorSdpshardMembershipChanges.Add(context.Background(), 1, obs.idAttrs) },
+			ResolverError:     func() { tb.ProcessorSdpshardResolverErrors.Add(context.Background(), 1, obs.idAttrs) },
+			Rerouted: func(frames int) {
+				tb.ProcessorSdpshardReroutedFrames.Add(context.Background(), int64(frames), obs.idAttrs)
+			},
+			Undelivered: func(member string, items int) {
+				tb.ProcessorSdpshardUndeliveredItems.Add(context.Background(), int64(items), obs.with(attribute.String("member", member)))
+			},
+			Ejected: func(attrs metric.MeasurementOption) {
+				tb.ProcessorSdpshardEjections.Add(context.Background(), 1, attrs)
+			},
+			Room: func() {
+				if s.queue != nil {
+					// replay may be waiting for a member that can take a
+					// stored frame.
+					s.queue.signalRoom()
+				}
+			},
+		},
+	}
+	if e := cfg.Ejection.Get(); e != nil {
+		fs.Ejection = &fleet.Ejection{
+			Policy:        eject.Policy{StallTimeout: e.StallTimeout, MaxEjectedPercent: e.MaxEjectedPercent},
+			ProbeInterval: e.ProbeInterval,
+		}
+	}
 	if cfg.hasResolver() {
 		if s.keys, err = shard.NewRouter(cfg.routerSettings()); err != nil {
 			tb.Shutdown()
 			return nil, err
 		}
-		s.current.Store(&fleet{members: shard.FleetMembers(nil)})
-		buildSource := func() (memberSource, error) {
+		fs.NewSource = func() (memberSource, error) {
 			return newSource(cfg, set, func(error) {
 				tb.ProcessorSdpshardResolverErrors.Add(context.Background(), 1, obs.idAttrs)
 			})
 		}
-		s.fleet = newFleetManager(s, buildSource, func(m member) (memberClient, error) {
+		fs.NewMember = func(m member) (fleet.Member, error) {
 			// A member's index changes with the fleet, so its connection
 			// is shard 0 of 1 and the member is known by its ID; the
 			// client stamps shard 0 on every frame it sends.
@@ -193,10 +220,11 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 			c, err := transport.NewClient(cs)
 			if err != nil {
 				mo.leave()
-				return memberClient{}, err
+				return fleet.Member{}, err
 			}
-			return memberClient{client: c, attrs: mo.attrs, leave: mo.leave, obs: mo}, nil
-		})
+			return fleet.Member{Client: c, Attrs: mo.attrs, Observer: mo, Leave: mo.leave}, nil
+		}
+		s.fleet = fleet.New(fs, nil)
 	} else {
 		var clients []*transport.Client
 		for i, endpoint := range cfg.Endpoints {
@@ -214,38 +242,26 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 		for i := range observers {
 			observers[i] = obs
 		}
-		s.current.Store(&fleet{
-			members:   shard.StaticMembers(cfg.Endpoints),
-			endpoints: cfg.Endpoints,
-			clients:   clients,
-			attrs:     obs.shardAttrs,
-			observers: observers,
-		})
-		if cfg.Ejection.HasValue() {
-			// No resolver: the fleet manager only ejects, and places
-			// the frames of the members it ejects.
-			s.fleet = newFleetManager(s, nil, nil)
-		}
-	}
-	if e := cfg.Ejection.Get(); e != nil {
-		s.fleet.ejection = newEjection(e)
+		// Without a resolver the fleet only ejects (when enabled) and
+		// places the frames of the members it ejects.
+		s.fleet = fleet.New(fs, fleet.NewStatic(cfg.Endpoints, clients, obs.shardAttrs, observers))
 	}
 	err = tb.RegisterProcessorSdpshardQueueBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		f := s.current.Load()
-		for i, c := range f.clients {
-			o.Observe(int64(c.QueuedBytes()), f.attrs[i])
+		f := s.fleet.Current()
+		for i, c := range f.Clients {
+			o.Observe(int64(c.QueuedBytes()), f.Attrs[i])
 		}
 		return nil
 	})
 	if err == nil {
 		err = tb.RegisterProcessorSdpshardEjectedCallback(func(_ context.Context, o metric.Int64Observer) error {
-			o.Observe(int64(s.ejectedCount()), obs.idAttrs)
+			o.Observe(int64(s.fleet.EjectedCount()), obs.idAttrs)
 			return nil
 		})
 	}
 	if err == nil {
 		err = tb.RegisterProcessorSdpshardMembersCallback(func(_ context.Context, o metric.Int64Observer) error {
-			o.Observe(int64(s.current.Load().members.Len()), obs.idAttrs)
+			o.Observe(int64(s.fleet.Current().Members.Len()), obs.idAttrs)
 			return nil
 		})
 	}
@@ -294,28 +310,16 @@ func (s *shardSet) start(ctx context.Context, host component.Host) error {
 			}
 			s.queue = q
 			go q.run()
-			if s.startErr = s.startClients(ctx); s.startErr != nil {
+			if s.startErr = s.fleet.Start(ctx); s.startErr != nil {
 				return
 			}
 			s.replayStop, s.replayDone = make(chan struct{}), make(chan struct{})
 			go s.replay(left)
 			return
 		}
-		s.startErr = s.startClients(ctx)
+		s.startErr = s.fleet.Start(ctx)
 	})
 	return s.startErr
-}
-
-// startClients starts the clients of a static list, or the resolver that
-// brings a fleet's members.
-func (s *shardSet) startClients(ctx context.Context) error {
-	for _, c := range s.current.Load().clients {
-		c.Start()
-	}
-	if s.fleet != nil {
-		return s.fleet.start(ctx)
-	}
-	return nil
 }
 
 // replay sends again the frames a previous run left stored, waiting for
@@ -347,25 +351,25 @@ func (s *shardSet) replay(left []storedFrame) {
 				continue
 			}
 			f.frame.Key = key
-		} else if n := len(s.current.Load().clients); f.shard >= n {
+		} else if n := len(s.fleet.Current().Clients); f.shard >= n {
 			s.logger.Error("A stored frame belongs to a shard that no longer exists; it stays stored",
 				zap.Int("shard", f.shard), zap.Int("shards", n), zap.Int("items", f.frame.Items))
 			continue
 		}
 		for {
 			var err error
-			cur := s.current.Load()
+			cur := s.fleet.Current()
 			switch {
-			case !resolved && cur.members.Excluded(f.shard):
+			case !resolved && cur.Members.Excluded(f.shard):
 				// Ejected: its frames wait for it as for room; taking it
 				// back in signals room.
 				err = transport.ErrQueueFull
 			case !resolved:
-				err = cur.clients[f.shard].Send([]transport.Frame{f.frame}, s.queue.onSettled([]uint64{f.seq}, nil))
-			case cur.members.Len() == 0:
+				err = cur.Clients[f.shard].Send([]transport.Frame{f.frame}, s.queue.onSettled([]uint64{f.seq}, nil))
+			case cur.Members.Len() == 0:
 				err = transport.ErrQueueFull // no member yet: wait as for room
 			default:
-				err = s.sendPart(cur, cur.members.Owner(f.frame.Key), []transport.Frame{f.frame}, s.queue.onSettled([]uint64{f.seq}, nil))
+				err = s.fleet.Send(cur, cur.Members.Owner(f.frame.Key), []transport.Frame{f.frame}, s.queue.onSettled([]uint64{f.seq}, nil))
 			}
 			if err == nil {
 				break
@@ -394,16 +398,14 @@ func (s *shardSet) shutdown(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, s.flushTimeout)
 	defer cancel()
 	s.health.stop()
-	if s.fleet != nil {
-		// No more changes: the clients shut down below are the last ones.
-		s.fleet.shutdown(ctx)
-	}
+	// No more changes: the clients shut down below are the last ones.
+	s.fleet.Shutdown(ctx)
 	if s.replayStop != nil {
 		close(s.replayStop)
 		<-s.replayDone
 	}
 	var wg sync.WaitGroup
-	for _, c := range s.current.Load().clients {
+	for _, c := range s.fleet.Current().Clients {
 		wg.Go(func() {
 			if err := c.Shutdown(ctx); err != nil && !errors.Is(err, transport.ErrUndelivered) {
 				s.logger.Warn("Shutting down sidecar client", zap.Error(err))

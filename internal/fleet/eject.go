@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package sdpshardprocessor
+package fleet
 
-// Ejection: a member that holds frames without answering for
-// ejection::stall_timeout is taken out of the assignment, as if it had left,
-// and taken back in once it answers a probe. internal/eject decides; this
-// file applies the decision to the fleet's snapshots and clients.
+// Ejection: a member that holds frames without answering for the stall
+// timeout is taken out of the assignment, as if it had left, and taken back
+// in once it answers a probe. internal/eject decides; this file applies the
+// decision to the snapshots and clients.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -21,7 +20,7 @@ import (
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
 
-// ejection is the fleet manager's state for ejecting members; nil when
+// ejection is the fleet's state for ejecting members; nil when
 // ejection is disabled. It is owned by run.
 type ejection struct {
 	policy     eject.Policy
@@ -45,11 +44,11 @@ type ejected struct {
 	answered atomic.Bool
 }
 
-func newEjection(cfg *EjectionConfig) *ejection {
+func newEjection(cfg *Ejection) *ejection {
 	return &ejection{
-		policy:     eject.Policy{StallTimeout: cfg.StallTimeout, MaxEjectedPercent: cfg.MaxEjectedPercent},
+		policy:     cfg.Policy,
 		probeEvery: cfg.ProbeInterval,
-		check:      min(max(cfg.StallTimeout/10, 10*time.Millisecond), 250*time.Millisecond),
+		check:      min(max(cfg.Policy.StallTimeout/10, 10*time.Millisecond), 250*time.Millisecond),
 		out:        make(map[string]*ejected),
 		heldBack:   make(map[string]bool),
 	}
@@ -67,7 +66,7 @@ func probeFrame() transport.Frame {
 	f := sdp.ResourceFrame{Signal: 1, OTLP: probeOTLP}
 	b, err := f.AppendFrame(nil)
 	if err != nil {
-		panic(fmt.Sprintf("sdpshard: encoding the probe frame: %v", err)) // a constant frame: cannot fail
+		panic(fmt.Sprintf("fleet: encoding the probe frame: %v", err)) // a constant frame: cannot fail
 	}
 	return transport.Frame{Bytes: b}
 }
@@ -75,11 +74,10 @@ func probeFrame() transport.Frame {
 // checkEjection takes back in the ejected members that answered their
 // probe, then ejects the members stalled for stall_timeout that the budget
 // has room for, in one new snapshot.
-func (fm *fleetManager) checkEjection(now time.Time) {
-	ej := fm.ejection
-	s := fm.set
-	f := s.current.Load()
-	n := f.members.Len()
+func (fl *Fleet) checkEjection(now time.Time) {
+	ej := fl.ejection
+	f := fl.Current()
+	n := f.Members.Len()
 	if n == 0 {
 		return
 	}
@@ -88,51 +86,51 @@ func (fm *fleetManager) checkEjection(now time.Time) {
 	next := f
 	var back []string
 	for i := range n {
-		id := f.members.ID(i)
+		id := f.Members.ID(i)
 		e := ej.out[id]
 		if e == nil {
-			unanswered[i] = f.clients[i].Unanswered(now)
+			unanswered[i] = f.Clients[i].Unanswered(now)
 			continue
 		}
 		if !e.answered.Load() {
 			out[i] = true
 			continue
 		}
-		c, err := fm.memberClient(f, i, 0)
+		c, err := fl.memberClient(f, i, 0)
 		if err != nil {
 			out[i] = true
-			fm.set.logger.Warn("Taking an ejected member back in", zap.String("member", id), zap.Error(err))
+			fl.log.Warn("Taking an ejected member back in", zap.String("member", id), zap.Error(err))
 			continue
 		}
 		c.Start()
 		next = next.with(i, c)
-		fm.closeProbe(e)
+		fl.closeProbe(e)
 		delete(ej.out, id)
 		back = append(back, id)
-		s.logger.Info("Fleet member taken back in: it answered a probe", zap.String("member", id),
+		fl.log.Info("Fleet member taken back in: it answered a probe", zap.String("member", id),
 			zap.Duration("ejected_for", now.Sub(e.since)))
 	}
 	chosen := ej.policy.Choose(unanswered, out)
-	fm.logHeldBack(f, unanswered, out, chosen)
+	fl.logHeldBack(f, unanswered, out, chosen)
 	var taken []int
 	for _, i := range chosen {
-		id := f.members.ID(i)
-		probe, err := fm.memberClient(f, i, ej.probeEvery)
+		id := f.Members.ID(i)
+		probe, err := fl.memberClient(f, i, ej.probeEvery)
 		if err != nil {
-			s.logger.Warn("Ejecting a member", zap.String("member", id), zap.Error(err))
+			fl.log.Warn("Ejecting a member", zap.String("member", id), zap.Error(err))
 			continue
 		}
-		e := &ejected{since: now, endpoint: f.endpoints[i], probe: probe}
+		e := &ejected{since: now, endpoint: f.Endpoints[i], probe: probe}
 		probe.Start()
 		if err := probe.Send([]transport.Frame{probeFrame()}, func(err error) {
 			// Accepted or rejected for good: either way it answers. Only
 			// undelivered (the probe closed) is not an answer.
 			if !errors.Is(err, transport.ErrUndelivered) {
 				e.answered.Store(true)
-				fm.wake()
+				fl.wake()
 			}
 		}); err != nil {
-			s.logger.Warn("Probing an ejected member", zap.String("member", id), zap.Error(err))
+			fl.log.Warn("Probing an ejected member", zap.String("member", id), zap.Error(err))
 		}
 		ej.out[id] = e
 		out[i] = true
@@ -154,40 +152,40 @@ func (fm *fleetManager) checkEjection(now time.Time) {
 		copied := *f
 		next = &copied
 	}
-	next.members = f.members.Excluding(excluded)
-	s.current.Store(next)
+	next.Members = f.Members.Excluding(excluded)
+	fl.current.Store(next)
 	for _, i := range taken {
-		id := f.members.ID(i)
-		frames := f.clients[i].CloseAndTake()
+		id := f.Members.ID(i)
+		frames := f.Clients[i].CloseAndTake()
 		for _, h := range frames {
-			fm.orphans = append(fm.orphans, orphan{frame: h.Frame, settle: h.Settle, from: id})
+			fl.orphans = append(fl.orphans, orphan{frame: h.Frame, settle: h.Settle, from: id})
 		}
-		s.telemetry.ProcessorSdpshardEjections.Add(context.Background(), 1, f.attrs[i])
-		s.logger.Warn("Fleet member ejected: it held frames without answering; its resources go to their next owners until it answers a probe",
+		if fl.set.Hooks.Ejected != nil {
+			fl.set.Hooks.Ejected(f.Attrs[i])
+		}
+		fl.log.Warn("Fleet member ejected: it held frames without answering; its resources go to their next owners until it answers a probe",
 			zap.String("member", id), zap.Duration("unanswered_for", unanswered[i]),
 			zap.Int("frames_to_reroute", len(frames)),
 			zap.Int("ejected", len(excluded)), zap.Int("max_ejected", ej.policy.Budget(n)))
 	}
 	// Counted before run first tries to place them, so that no batch takes
 	// their room meanwhile.
-	fm.countWaiting(next)
-	if s.queue != nil {
-		// replay may be waiting for a member that can take a stored frame.
-		s.queue.signalRoom()
-	}
+	fl.countWaiting(next)
+	// A writer may be waiting for a member that can take a frame.
+	call(fl.set.Hooks.Room)
 }
 
 // memberClient returns a new, unstarted client for member i of f. A
 // positive probeEvery makes it a probe's client: it waits at most that long
 // between connection attempts.
-func (fm *fleetManager) memberClient(f *fleet, i int, probeEvery time.Duration) (*transport.Client, error) {
-	cs := fm.set.clientSettings(f.endpoints[i])
-	if fm.source == nil {
-		cs.Shard, cs.ShardCount = uint32(i), uint32(f.members.Len())
+func (fl *Fleet) memberClient(f *Snapshot, i int, probeEvery time.Duration) (*transport.Client, error) {
+	cs := fl.set.ClientSettings(f.Endpoints[i])
+	if !fl.Resolved() {
+		cs.Shard, cs.ShardCount = uint32(i), uint32(f.Members.Len())
 	} else {
-		// As newShardSet's member clients: shard 0 of 1, known by ID.
+		// As a resolver's member clients: shard 0 of 1, known by ID.
 		cs.Shard, cs.ShardCount = 0, 1
-		cs.Logger = cs.Logger.With("member", f.members.ID(i))
+		cs.Logger = cs.Logger.With("member", f.Members.ID(i))
 	}
 	cs.Observer = f.observers[i]
 	if probeEvery > 0 {
@@ -199,10 +197,10 @@ func (fm *fleetManager) memberClient(f *fleet, i int, probeEvery time.Duration) 
 
 // logHeldBack logs, once per stall, each stalled member the budget keeps
 // in.
-func (fm *fleetManager) logHeldBack(f *fleet, unanswered []time.Duration, out []bool, chosen []int) {
-	ej := fm.ejection
+func (fl *Fleet) logHeldBack(f *Snapshot, unanswered []time.Duration, out []bool, chosen []int) {
+	ej := fl.ejection
 	for i, d := range unanswered {
-		id := f.members.ID(i)
+		id := f.Members.ID(i)
 		stalled := !out[i] && d >= ej.policy.StallTimeout
 		for _, c := range chosen {
 			if c == i {
@@ -212,7 +210,7 @@ func (fm *fleetManager) logHeldBack(f *fleet, unanswered []time.Duration, out []
 		switch {
 		case stalled && !ej.heldBack[id]:
 			ej.heldBack[id] = true
-			fm.set.logger.Warn("Fleet member stalled but not ejected: ejection::max_ejected_percent is reached; batches with resources for it wait and are refused (retryably) once its queue is full",
+			fl.log.Warn("Fleet member stalled but not ejected: ejection::max_ejected_percent is reached; batches with resources for it wait and are refused (retryably) once its queue is full",
 				zap.String("member", id), zap.Duration("unanswered_for", d), zap.Int("max_ejected", ej.policy.Budget(len(unanswered))))
 		case !stalled && ej.heldBack[id]:
 			delete(ej.heldBack, id)
@@ -221,7 +219,7 @@ func (fm *fleetManager) logHeldBack(f *fleet, unanswered []time.Duration, out []
 }
 
 // closeProbe stops an ejected member's probe client.
-func (fm *fleetManager) closeProbe(e *ejected) {
+func (fl *Fleet) closeProbe(e *ejected) {
 	for _, h := range e.probe.CloseAndTake() {
 		h.Settle(fmt.Errorf("%w: probe closed", transport.ErrUndelivered))
 	}
@@ -231,8 +229,8 @@ func (fm *fleetManager) closeProbe(e *ejected) {
 // moved to another endpoint (a new client serves them there; if it stays
 // silent it is ejected again) and returns the indexes, in ids, of the
 // members still ejected. endpoints[i] is the endpoint of ids[i].
-func (fm *fleetManager) forgetEjected(ids, endpoints []string) []int {
-	if fm.ejection == nil {
+func (fl *Fleet) forgetEjected(ids, endpoints []string) []int {
+	if fl.ejection == nil {
 		return nil
 	}
 	present := make(map[string]int, len(ids))
@@ -240,24 +238,24 @@ func (fm *fleetManager) forgetEjected(ids, endpoints []string) []int {
 		present[id] = i
 	}
 	var excluded []int
-	for id, e := range fm.ejection.out {
+	for id, e := range fl.ejection.out {
 		if i, ok := present[id]; ok && endpoints[i] == e.endpoint {
 			excluded = append(excluded, i)
 			continue
 		}
-		fm.closeProbe(e)
-		delete(fm.ejection.out, id)
+		fl.closeProbe(e)
+		delete(fl.ejection.out, id)
 	}
 	return excluded
 }
 
-// ejectedCount returns how many members of the current snapshot are
+// EjectedCount returns how many members of the current snapshot are
 // ejected.
-func (s *shardSet) ejectedCount() int {
-	f := s.current.Load()
+func (fl *Fleet) EjectedCount() int {
+	f := fl.Current()
 	n := 0
-	for i := range f.members.Len() {
-		if f.members.Excluded(i) {
+	for i := range f.Members.Len() {
+		if f.Members.Excluded(i) {
 			n++
 		}
 	}
@@ -265,12 +263,12 @@ func (s *shardSet) ejectedCount() int {
 }
 
 // closeProbes stops every probe; run has ended.
-func (fm *fleetManager) closeProbes() {
-	if fm.ejection == nil {
+func (fl *Fleet) closeProbes() {
+	if fl.ejection == nil {
 		return
 	}
-	for id, e := range fm.ejection.out {
-		fm.closeProbe(e)
-		delete(fm.ejection.out, id)
+	for id, e := range fl.ejection.out {
+		fl.closeProbe(e)
+		delete(fl.ejection.out, id)
 	}
 }
