@@ -42,6 +42,40 @@ func startKeyed(t *testing.T, cfg *Config, next *consumertest.TracesSink) proces
 	return p
 }
 
+// startKeyedMetrics starts a metrics processor with cfg.
+func startKeyedMetrics(t *testing.T, cfg *Config) processor.Metrics {
+	require.NoError(t, cfg.Validate())
+	p, err := newRegistry().createMetrics(context.Background(), testSettings(nil), cfg, new(consumertest.MetricsSink))
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	return p
+}
+
+// placement records which sidecars received items of each key.
+type placement map[string]map[int]bool
+
+func (pl placement) add(key string, sidecar int) {
+	if pl[key] == nil {
+		pl[key] = map[int]bool{}
+	}
+	pl[key][sidecar] = true
+}
+
+// assertOnOneSidecar checks that every key's items reached one sidecar and
+// returns the sidecars used.
+func (pl placement) assertOnOneSidecar(t *testing.T, what string) map[int]bool {
+	t.Helper()
+	used := map[int]bool{}
+	for key, sidecars := range pl {
+		assert.Len(t, sidecars, 1, "%s %s on sidecars %v", what, key, sidecars)
+		for i := range sidecars {
+			used[i] = true
+		}
+	}
+	return used
+}
+
 // With routing_key traceID every trace's spans reach one sidecar, each
 // frame holding its resource whole, in both modes' pipelines.
 func TestRoutingKeyTraceIDKeepsEachTraceOnOneSidecar(t *testing.T) {
@@ -119,40 +153,26 @@ func TestRoutingKeyServiceKeepsEachServiceOnOneSidecar(t *testing.T) {
 		rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty().SetName("op")
 	}
 	require.NoError(t, p.ConsumeTraces(context.Background(), td))
-	at := map[string]map[int]bool{}
+	at := placement{}
 	resources := 0
 	for i, rec := range recs {
 		for _, rf := range rec.snapshot() {
 			sent, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(rf.frame.OTLP)
 			require.NoError(t, err)
 			svc, _ := sent.ResourceSpans().At(0).Resource().Attributes().Get("service.name")
-			if at[svc.Str()] == nil {
-				at[svc.Str()] = map[int]bool{}
-			}
-			at[svc.Str()][i] = true
+			at.add(svc.Str(), i)
 			resources++
 		}
 	}
 	assert.Equal(t, 40, resources)
 	assert.Len(t, at, 6)
-	used := map[int]bool{}
-	for svc, sidecars := range at {
-		assert.Len(t, sidecars, 1, "service %s on sidecars %v", svc, sidecars)
-		for i := range sidecars {
-			used[i] = true
-		}
-	}
-	assert.Greater(t, len(used), 1, "every service on one sidecar: the key does not spread")
+	assert.Greater(t, len(at.assertOnOneSidecar(t, "service")), 1, "every service on one sidecar: the key does not spread")
 }
 
 // With routing_key metric every metric's points reach one sidecar.
 func TestRoutingKeyMetricKeepsEachMetricOnOneSidecar(t *testing.T) {
 	recs, cfg := keyedSidecars(t, RoutingKeyMetric)
-	require.NoError(t, cfg.Validate())
-	p, err := newRegistry().createMetrics(context.Background(), testSettings(nil), cfg, new(consumertest.MetricsSink))
-	require.NoError(t, err)
-	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	p := startKeyedMetrics(t, cfg)
 
 	md := pmetric.NewMetrics()
 	for r := range 6 {
@@ -166,7 +186,7 @@ func TestRoutingKeyMetricKeepsEachMetricOnOneSidecar(t *testing.T) {
 		}
 	}
 	require.NoError(t, p.ConsumeMetrics(context.Background(), md))
-	at := map[string]map[int]bool{}
+	at := placement{}
 	points := 0
 	for i, rec := range recs {
 		for _, rf := range rec.snapshot() {
@@ -174,29 +194,20 @@ func TestRoutingKeyMetricKeepsEachMetricOnOneSidecar(t *testing.T) {
 			require.NoError(t, err)
 			points += sent.DataPointCount()
 			for _, m := range sent.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().All() {
-				if at[m.Name()] == nil {
-					at[m.Name()] = map[int]bool{}
-				}
-				at[m.Name()][i] = true
+				at.add(m.Name(), i)
 			}
 		}
 	}
 	assert.Equal(t, 54, points)
 	assert.Len(t, at, 9)
-	for name, sidecars := range at {
-		assert.Len(t, sidecars, 1, "metric %s on sidecars %v", name, sidecars)
-	}
+	at.assertOnOneSidecar(t, "metric")
 }
 
 // With routing_key streamID every point of a series reaches one sidecar
 // and a metric's series spread.
 func TestRoutingKeyStreamIDKeepsEachSeriesOnOneSidecar(t *testing.T) {
 	recs, cfg := keyedSidecars(t, RoutingKeyStreamID)
-	require.NoError(t, cfg.Validate())
-	p, err := newRegistry().createMetrics(context.Background(), testSettings(nil), cfg, new(consumertest.MetricsSink))
-	require.NoError(t, err)
-	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	p := startKeyedMetrics(t, cfg)
 
 	md := pmetric.NewMetrics()
 	for round := range 3 {
@@ -212,7 +223,7 @@ func TestRoutingKeyStreamIDKeepsEachSeriesOnOneSidecar(t *testing.T) {
 		}
 	}
 	require.NoError(t, p.ConsumeMetrics(context.Background(), md))
-	at := map[string]map[int]bool{}
+	at := placement{}
 	points := 0
 	for i, rec := range recs {
 		for _, rf := range rec.snapshot() {
@@ -220,21 +231,11 @@ func TestRoutingKeyStreamIDKeepsEachSeriesOnOneSidecar(t *testing.T) {
 			require.NoError(t, err)
 			for _, dp := range sent.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Gauge().DataPoints().All() {
 				host, _ := dp.Attributes().Get("host")
-				if at[host.Str()] == nil {
-					at[host.Str()] = map[int]bool{}
-				}
-				at[host.Str()][i] = true
+				at.add(host.Str(), i)
 				points++
 			}
 		}
 	}
 	assert.Equal(t, 36, points)
-	used := map[int]bool{}
-	for host, sidecars := range at {
-		assert.Len(t, sidecars, 1, "series of %s on sidecars %v", host, sidecars)
-		for i := range sidecars {
-			used[i] = true
-		}
-	}
-	assert.Greater(t, len(used), 1, "the series did not spread")
+	assert.Greater(t, len(at.assertOnOneSidecar(t, "series of host")), 1, "the series did not spread")
 }
