@@ -179,20 +179,7 @@ func (fl *Fleet) checkEjection(now time.Time) {
 // positive probeEvery makes it a probe's client: it waits at most that long
 // between connection attempts.
 func (fl *Fleet) memberClient(f *Snapshot, i int, probeEvery time.Duration) (*transport.Client, error) {
-	cs := fl.set.ClientSettings(f.Endpoints[i])
-	if !fl.Resolved() {
-		cs.Shard, cs.ShardCount = uint32(i), uint32(f.Members.Len())
-	} else {
-		// As a resolver's member clients: shard 0 of 1, known by ID.
-		cs.Shard, cs.ShardCount = 0, 1
-		cs.Logger = cs.Logger.With("member", f.Members.ID(i))
-	}
-	cs.Observer = f.observers[i]
-	if probeEvery > 0 {
-		cs.InitialBackoff = min(cs.InitialBackoff, probeEvery)
-		cs.MaxBackoff = probeEvery
-	}
-	return transport.NewClient(cs)
+	return fl.newClient(f.Endpoints[i], f.Members.ID(i), i, f.Members.Len(), f.observers[i], probeEvery)
 }
 
 // logHeldBack logs, once per stall, each stalled member the budget keeps

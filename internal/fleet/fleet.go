@@ -68,12 +68,12 @@ func (f *Snapshot) with(i int, c *transport.Client) *Snapshot {
 	return &next
 }
 
-// Member is a new member's client, unstarted, with its metric attributes,
-// its observer and what to call once it has left.
-type Member struct {
-	Client   *transport.Client
-	Attrs    metric.MeasurementOption
+// Observed is what the owner attaches to a member that joins a resolver's
+// fleet: the observer its clients report to, its metric attributes, and
+// what to call once it has left.
+type Observed struct {
 	Observer transport.Observer
+	Attrs    metric.MeasurementOption
 	Leave    func()
 }
 
@@ -116,8 +116,8 @@ type Settings struct {
 	// environment, such as the Kubernetes in-cluster configuration, which
 	// creating a component must not); nil for a static list.
 	NewSource func() (resolver.Resolver, error)
-	// NewMember returns the client of a member the resolver reports.
-	NewMember func(resolver.Member) (Member, error)
+	// Observe returns what to attach to a member the resolver reports.
+	Observe func(resolver.Member) Observed
 	// Ejection is nil when members are never ejected.
 	Ejection *Ejection
 	Hooks    Hooks
@@ -326,21 +326,23 @@ func (fl *Fleet) apply(members []resolver.Member) {
 			next.observers = append(next.observers, old.observers[j])
 			continue
 		}
-		mc, err := fl.set.NewMember(m)
+		o := fl.set.Observe(m)
+		c, err := fl.newClient(m.Endpoint, m.ID, 0, 1, o.Observer, 0)
 		if err != nil {
 			// An endpoint the client cannot dial: the member stays out
 			// rather than half in.
+			o.Leave()
 			fl.resolverError(fmt.Errorf("member %q: %w", m.ID, err))
 			continue
 		}
-		mc.Client.Start()
+		c.Start()
 		ids = append(ids, m.ID)
 		added = append(added, m.ID)
 		next.Endpoints = append(next.Endpoints, m.Endpoint)
-		next.Clients = append(next.Clients, mc.Client)
-		next.Attrs = append(next.Attrs, mc.Attrs)
-		next.leave = append(next.leave, mc.Leave)
-		next.observers = append(next.observers, mc.Observer)
+		next.Clients = append(next.Clients, c)
+		next.Attrs = append(next.Attrs, o.Attrs)
+		next.leave = append(next.leave, o.Leave)
+		next.observers = append(next.observers, o.Observer)
 	}
 	// ids are sorted and unique, so member i of the snapshot is client i.
 	// Members still ejected stay so; those that left or moved are
@@ -379,6 +381,30 @@ func (fl *Fleet) apply(members []resolver.Member) {
 		zap.Strings("members", ids),
 		zap.Float64("moved_fraction", shard.MovedFraction(old.Members, next.Members, fl.keys)),
 		zap.Int("frames_to_reroute", taken))
+}
+
+// newClient returns a new, unstarted client for the member id at
+// endpoint, index of count in a static list. A resolver's member is shard
+// 0 of 1 and known by its ID, since its index changes with the fleet (the
+// client stamps shard 0 on every frame it sends). A positive probeEvery
+// makes it a probe's client: it waits at most that long between connection
+// attempts.
+func (fl *Fleet) newClient(endpoint, id string, index, count int, obs transport.Observer, probeEvery time.Duration) (*transport.Client, error) {
+	cs := fl.set.ClientSettings(endpoint)
+	if fl.Resolved() {
+		cs.Shard, cs.ShardCount = 0, 1
+		if cs.Logger != nil {
+			cs.Logger = cs.Logger.With("member", id)
+		}
+	} else {
+		cs.Shard, cs.ShardCount = uint32(index), uint32(count)
+	}
+	cs.Observer = obs
+	if probeEvery > 0 {
+		cs.InitialBackoff = min(cs.InitialBackoff, probeEvery)
+		cs.MaxBackoff = probeEvery
+	}
+	return transport.NewClient(cs)
 }
 
 func (fl *Fleet) resolverError(err error) {

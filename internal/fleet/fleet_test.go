@@ -104,10 +104,7 @@ func clientSettings(endpoint string) transport.ClientSettings {
 	}
 }
 
-func newMember(m resolver.Member) (Member, error) {
-	c, err := transport.NewClient(clientSettings(m.Endpoint))
-	return Member{Client: c, Leave: func() {}}, err
-}
+func observe(resolver.Member) Observed { return Observed{Leave: func() {}} }
 
 // frame returns a frame of one resource with items items, keyed by key.
 func frame(t *testing.T, key uint64, items int) transport.Frame {
@@ -193,7 +190,7 @@ func TestLeavingMemberFramesGoToTheNewOwner(t *testing.T) {
 		QueueBytes:     1 << 20,
 		ClientSettings: clientSettings,
 		NewSource:      func() (resolver.Resolver, error) { return src, nil },
-		NewMember:      newMember,
+		Observe:        observe,
 		Hooks: Hooks{
 			MembershipChanged: func() { changes.Add(1) },
 			Rerouted:          func(n int) { rerouted.Add(int64(n)) },

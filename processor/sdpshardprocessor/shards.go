@@ -208,21 +208,9 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 				tb.ProcessorSdpshardResolverErrors.Add(context.Background(), 1, obs.idAttrs)
 			})
 		}
-		fs.NewMember = func(m member) (fleet.Member, error) {
-			// A member's index changes with the fleet, so its connection
-			// is shard 0 of 1 and the member is known by its ID; the
-			// client stamps shard 0 on every frame it sends.
-			cs := clientSettings(m.Endpoint)
-			cs.Shard, cs.ShardCount = 0, 1
-			cs.Logger = cs.Logger.With(slog.String("member", m.ID))
+		fs.Observe = func(m member) fleet.Observed {
 			mo := obs.forMember(m.ID, m.Endpoint)
-			cs.Observer = mo
-			c, err := transport.NewClient(cs)
-			if err != nil {
-				mo.leave()
-				return fleet.Member{}, err
-			}
-			return fleet.Member{Client: c, Attrs: mo.attrs, Observer: mo, Leave: mo.leave}, nil
+			return fleet.Observed{Observer: mo, Attrs: mo.attrs, Leave: mo.leave}
 		}
 		s.fleet = fleet.New(fs, nil)
 	} else {
