@@ -119,11 +119,11 @@ func TestMinimalDistributionBuilds(t *testing.T) {
 	}
 }
 
-// TestReadmeGomodLinesMatchTheMinimalManifest keeps the README's "build your
-// own Collector" lines the ones the minimal manifest (built above) uses.
-func TestReadmeGomodLinesMatchTheMinimalManifest(t *testing.T) {
+// TestGuideGomodLinesMatchTheMinimalManifest keeps the lines of
+// docs/build-your-own.md the ones the minimal manifest (built above) uses.
+func TestGuideGomodLinesMatchTheMinimalManifest(t *testing.T) {
 	root := testbin.RepoRoot(t)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(root, "docs", "build-your-own.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestReadmeGomodLinesMatchTheMinimalManifest(t *testing.T) {
 		}
 		lines++
 		if !strings.Contains(string(readme), line+"\n") {
-			t.Errorf("README.md lacks the manifest line %q", line)
+			t.Errorf("docs/build-your-own.md lacks the manifest line %q", line)
 		}
 	}
 	if lines == 0 {
