@@ -189,3 +189,30 @@ func fuzzPartition(t *testing.T, rd ResourceData) {
 		t.Fatalf("stream parts hold %d points, the resource %d", total, want)
 	}
 }
+
+// FuzzTraceID checks that readTraceID's loop for well-formed items gives
+// exactly what the general reader gives, answer and error, on any bytes
+// read as a span, a log record and an exemplar.
+func FuzzTraceID(f *testing.F) {
+	f.Add([]byte{0x0a, 0x10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0x2a, 0x01, 'x'})
+	f.Add([]byte{0x0a, 0x00, 0x0a, 0x10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0x0a, 0x00})
+	f.Add([]byte{0x39, 1, 2, 3, 4, 5, 6, 7, 8, 0x4a, 0x10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+	f.Add([]byte{0x0a, 0x03, 1, 2, 3})
+	f.Add([]byte{0x40, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, c := range []struct {
+			s   *schema
+			num int32
+		}{{&schemaSpan, 1}, {&schemaLogRecord, 9}, {&schemaExemplar, 5}} {
+			got, gotErr := readTraceID(b, c.s, c.num)
+			var want [16]byte
+			wantErr := readID(b, c.s, c.num, want[:])
+			if wantErr != nil {
+				want = [16]byte{}
+			}
+			if got != want || (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+				t.Fatalf("%s field %d: %x, %v; the general reader: %x, %v", c.s.name, c.num, got, gotErr, want, wantErr)
+			}
+		}
+	})
+}

@@ -125,12 +125,93 @@ func readID(b []byte, s *schema, num int32, dst []byte) error {
 	}
 }
 
+// readTraceID returns the last trace id field num of b, as readID reads
+// it. Routing by trace reads one per item, so a well-formed message whose
+// fields have one-byte tags is read by lastID's loop; anything else, and
+// every error, is left to readID from the start, so that the answers and
+// the errors are readID's own.
 func readTraceID(b []byte, s *schema, num int32) ([16]byte, error) {
 	var id [16]byte
+	if at, ok := lastID(b, s, num, len(id)); ok {
+		if at >= 0 {
+			copy(id[:], b[at:at+len(id)])
+		}
+		return id, nil
+	}
 	if err := readID(b, s, num, id[:]); err != nil {
 		return [16]byte{}, err
 	}
 	return id, nil
+}
+
+// lastID walks the fields of b for the last field num of size bytes and
+// returns where its payload starts (-1 when there is none, or the last is
+// empty, which means the zero id). ok is false when b holds anything the
+// loop does not read: a tag over one byte, a length over two bytes, a long
+// varint, a field s does not accept, an id of another size, or bytes past
+// the end; the caller then reads b with the general reader.
+func lastID(b []byte, s *schema, num int32, size int) (at int, ok bool) {
+	at = -1
+	pos := 0
+	for pos < len(b) {
+		tag := b[pos]
+		f, typ := int32(tag>>3), tag&7
+		if tag >= 0x80 || f == 0 || !s.accepts(f, typ) {
+			return 0, false
+		}
+		pos++
+		switch typ {
+		case wireLen:
+			if pos >= len(b) {
+				return 0, false
+			}
+			l := int(b[pos])
+			pos++
+			if l >= 0x80 {
+				if pos >= len(b) || b[pos] >= 0x80 {
+					return 0, false
+				}
+				l = l&0x7f | int(b[pos])<<7
+				pos++
+			}
+			if l > len(b)-pos {
+				return 0, false
+			}
+			if f == num {
+				switch l {
+				case 0:
+					at = -1
+				case size:
+					at = pos
+				default:
+					return 0, false
+				}
+			}
+			pos += l
+		case wireVarint:
+			end := min(pos+9, len(b))
+			for pos < end && b[pos] >= 0x80 {
+				pos++
+			}
+			if pos == end {
+				return 0, false
+			}
+			pos++
+		case wireI64:
+			if len(b)-pos < 8 {
+				return 0, false
+			}
+			pos += 8
+		case wireI32:
+			if len(b)-pos < 4 {
+				return 0, false
+			}
+			pos += 4
+		default:
+			return 0, false
+		}
+	}
+	return at, true
 }
 
 func readSpanID(b []byte, s *schema, num int32) ([8]byte, error) {
