@@ -68,6 +68,8 @@ func TestLingerSendsFramesTogether(t *testing.T) {
 	if d := time.Since(start); d < linger {
 		t.Errorf("frames settled %v after the first Send, within the %v linger", d, linger)
 	}
+	// The Ack can settle the frames before the writer reports its write.
+	eventually(t, 5*time.Second, "the write to be reported", func() bool { return len(w.snapshot()) > 0 })
 	if got := w.snapshot(); !slices.Equal(got, []int{5}) {
 		t.Errorf("writes carried %v frames, want one write of 5", got)
 	}
@@ -83,6 +85,7 @@ func TestLingerWritesEarlyAtBatchBytes(t *testing.T) {
 		sendRetrying(t, c, []Frame{testFrame(t, fmt.Sprintf("b%d", i), 1000)}, set.callback(t, i))
 	}
 	set.wait(t, 5*time.Second)
+	eventually(t, 5*time.Second, "the write to be reported", func() bool { return len(w.snapshot()) > 0 })
 	if got := w.snapshot(); !slices.Equal(got, []int{3}) {
 		t.Errorf("writes carried %v frames, want one write of 3", got)
 	}
@@ -117,6 +120,7 @@ func TestLingerEndsAtShutdownAndFlush(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("a flushed frame was not acknowledged within 5s")
 		}
+		eventually(t, 5*time.Second, "the write to be reported", func() bool { return len(w.snapshot()) > 0 })
 		// Frames queued after the Flush linger again.
 		sendRetrying(t, c, []Frame{testFrame(t, "g", 100)}, nil)
 		time.Sleep(100 * time.Millisecond)
@@ -141,6 +145,7 @@ func TestZeroLingerWritesAtOnce(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("20 frames sent one at a time took %v", d)
 	}
+	eventually(t, 5*time.Second, "the writes to be reported", func() bool { return len(w.snapshot()) >= 20 })
 	if got := w.snapshot(); len(got) != 20 {
 		t.Errorf("%d writes for 20 frames sent one at a time, want 20", len(got))
 	}
