@@ -49,10 +49,10 @@ func (c *countWrites) FramesSent(_ uint32, s Sent) {
 
 func benchLingerFleet(b *testing.B, members int, linger time.Duration) {
 	const (
-		perRequest  = 10
-		frameBytes  = 2500
-		senders     = 4
-		interval    = 2 * time.Millisecond // per sender
+		perRequest = 10
+		frameBytes = 2500
+		senders    = 4
+		interval   = 2 * time.Millisecond // per sender
 	)
 	obs := &countWrites{}
 	template := testFrame(b, "bench", frameBytes).Bytes
