@@ -181,18 +181,17 @@ func (fm *fleetManager) checkEjection(now time.Time) {
 // positive probeEvery makes it a probe's client: it waits at most that long
 // between connection attempts.
 func (fm *fleetManager) memberClient(f *fleet, i int, probeEvery time.Duration) (*transport.Client, error) {
-	cs := fm.set.clientSettings(f.endpoints[i])
+	var cs transport.ClientSettings
 	if fm.source == nil {
-		cs.Shard, cs.ShardCount = uint32(i), uint32(f.members.Len())
+		cs = fm.set.shardSettings(f.endpoints[i], i, f.members.Len(), f.observers[i])
 	} else {
-		// As newShardSet's member clients: shard 0 of 1, known by ID.
-		cs.Shard, cs.ShardCount = 0, 1
-		cs.Logger = cs.Logger.With("member", f.members.ID(i))
+		cs = fm.set.memberSettings(f.endpoints[i], f.members.ID(i), f.observers[i])
 	}
-	cs.Observer = f.observers[i]
 	if probeEvery > 0 {
 		cs.InitialBackoff = min(cs.InitialBackoff, probeEvery)
 		cs.MaxBackoff = probeEvery
+		// A probe is one frame, answered as soon as it arrives.
+		cs.Linger = 0
 	}
 	return transport.NewClient(cs)
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -17,7 +16,6 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
-	"go.uber.org/zap/exp/zapslog"
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/bufpool"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
@@ -153,22 +151,7 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 	if s.frameMemory != nil {
 		releaseFrame = s.frameMemory.Put
 	}
-	clientSettings := func(endpoint string) transport.ClientSettings {
-		return transport.ClientSettings{
-			ReleaseFrame:   releaseFrame,
-			Endpoint:       endpoint,
-			Sender:         sender,
-			QueueBytes:     cfg.QueueBytes,
-			DialTimeout:    cfg.DialTimeout,
-			InitialBackoff: cfg.InitialBackoff,
-			MaxBackoff:     cfg.MaxBackoff,
-			WriteTimeout:   cfg.WriteTimeout,
-			AckTimeout:     cfg.AckTimeout,
-			TLS:            tlsConfig,
-			// The client adds its endpoint and shard to every line itself.
-			Logger: slog.New(zapslog.NewHandler(ts.Logger.Core())),
-		}
-	}
+	clientSettings := newClientSettings(cfg, sender, tlsConfig, releaseFrame, ts.Logger)
 	s.clientSettings = clientSettings
 	if cfg.hasResolver() {
 		if s.keys, err = shard.NewRouter(cfg.routerSettings()); err != nil {
@@ -182,15 +165,8 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 			})
 		}
 		s.fleet = newFleetManager(s, buildSource, func(m member) (memberClient, error) {
-			// A member's index changes with the fleet, so its connection
-			// is shard 0 of 1 and the member is known by its ID; the
-			// client stamps shard 0 on every frame it sends.
-			cs := clientSettings(m.Endpoint)
-			cs.Shard, cs.ShardCount = 0, 1
-			cs.Logger = cs.Logger.With(slog.String("member", m.ID))
 			mo := obs.forMember(m.ID, m.Endpoint)
-			cs.Observer = mo
-			c, err := transport.NewClient(cs)
+			c, err := transport.NewClient(s.memberSettings(m.Endpoint, m.ID, mo))
 			if err != nil {
 				mo.leave()
 				return memberClient{}, err
@@ -200,10 +176,7 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 	} else {
 		var clients []*transport.Client
 		for i, endpoint := range cfg.Endpoints {
-			cs := clientSettings(endpoint)
-			cs.Shard, cs.ShardCount = uint32(i), uint32(len(cfg.Endpoints))
-			cs.Observer = obs
-			c, err := transport.NewClient(cs)
+			c, err := transport.NewClient(s.shardSettings(endpoint, i, len(cfg.Endpoints), obs))
 			if err != nil {
 				tb.Shutdown()
 				return nil, fmt.Errorf("endpoints[%d]: %w", i, err)
