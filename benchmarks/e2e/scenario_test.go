@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -90,7 +91,7 @@ func TestLoadScenariosRepository(t *testing.T) {
 			continue
 		}
 		for i := range s.Sidecars {
-			if v := "BENCH_SHARD" + string(rune('0'+i)) + "_ENDPOINT"; !strings.Contains(string(b), v) {
+			if v := "BENCH_SHARD" + strconv.Itoa(i) + "_ENDPOINT"; !strings.Contains(string(b), v) {
 				t.Errorf("%s: has %d sidecars but does not use %s", s.Path, s.Sidecars, v)
 			}
 		}
@@ -105,7 +106,7 @@ func TestLoadScenariosRepository(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"plain", "floor", "loadbalancing-traceid",
+	want := []string{"plain", "fleet16-nowait-linger", "fleet16-nowait-linger0", "fleet2-nowait-linger", "fleet2-nowait-linger0", "floor", "loadbalancing-traceid",
 		"pdata-divert-nowait", "pdata-divert", "pdata-tee-nowait", "pdata-tee",
 		"plain-samebinary", "predecode-divert-fleet", "predecode-divert-nowait", "predecode-divert-traceid", "predecode-divert", "predecode-tee-nowait", "predecode-tee", "predecode-wirecount"}
 	if !slices.Equal(names, want) {

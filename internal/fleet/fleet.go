@@ -403,6 +403,8 @@ func (fl *Fleet) newClient(endpoint, id string, index, count int, obs transport.
 	if probeEvery > 0 {
 		cs.InitialBackoff = min(cs.InitialBackoff, probeEvery)
 		cs.MaxBackoff = probeEvery
+		// A probe is one frame, answered as soon as it arrives.
+		cs.Linger = 0
 	}
 	return transport.NewClient(cs)
 }

@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configtls"
-	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/resolver"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/shard"
@@ -142,6 +141,19 @@ type Config struct {
 	// FlushTimeout bounds how long Shutdown waits for held frames to be
 	// acknowledged when the shutdown context has no earlier deadline.
 	FlushTimeout time.Duration `mapstructure:"flush_timeout"`
+	// SendLinger is how long a member's frames may wait to be written
+	// together with the frames of later batches: a member's writer holds
+	// them until they add up to SendBatchBytes or the oldest has waited
+	// this long, so that the member wakes once per batch of frames rather
+	// than once per request. Unset means defaultSendLingerNoAck with
+	// wait_for_ack: false (nothing waits for the write) and 0 with
+	// wait_for_ack: true, where a request would wait out the linger;
+	// 0 turns it off. Shutdown does not wait for it.
+	SendLinger *time.Duration `mapstructure:"send_linger"`
+	// SendBatchBytes, with a linger, is the size at which a member's held
+	// frames are written without waiting for the rest of it. Zero means
+	// 1 MiB; it is capped at half of queue_bytes.
+	SendBatchBytes int `mapstructure:"send_batch_bytes"`
 	// Storage names a storage extension (for example file_storage) that
 	// holds every frame from before the processor answers until its
 	// sidecar acknowledges it. Frames left when the Collector stops, or is
@@ -323,34 +335,11 @@ func (cfg *Config) Validate() error {
 	if e := cfg.Ejection.Get(); e != nil {
 		errs = append(errs, e.validate()...)
 	}
+	errs = append(errs, cfg.validateSend()...)
 	if cfg.InitialBackoff > 0 && cfg.MaxBackoff > 0 && cfg.MaxBackoff < cfg.InitialBackoff {
 		errs = append(errs, fmt.Errorf("max_backoff: %s is shorter than initial_backoff %s", cfg.MaxBackoff, cfg.InitialBackoff))
 	}
 	return errors.Join(errs...)
-}
-
-// durationFields are the keys of the Config fields of type time.Duration.
-var durationFields = []string{"dial_timeout", "initial_backoff", "max_backoff", "write_timeout", "ack_timeout", "flush_timeout",
-	"ejection::stall_timeout", "ejection::probe_interval"}
-
-var _ confmap.Unmarshaler = (*Config)(nil)
-
-// Unmarshal refuses a duration written as a bare number. The Collector's
-// decoder would take `dial_timeout: 5` as 5 nanoseconds; a duration must
-// carry its unit ("5s", "100ms").
-func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
-	var errs []error
-	for _, key := range durationFields {
-		switch v := conf.Get(key).(type) {
-		case nil, string, time.Duration:
-		default:
-			errs = append(errs, fmt.Errorf("%s: %v has no unit; write a duration such as \"5s\" or \"100ms\"", key, v))
-		}
-	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	return conf.Unmarshal(cfg)
 }
 
 // routerSettings is the configuration of the shard router.

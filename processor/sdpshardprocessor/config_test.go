@@ -67,6 +67,46 @@ func TestLoadConfigCustom(t *testing.T) {
 	assert.Equal(t, 3*time.Second, cfg.WriteTimeout)
 	assert.Equal(t, 15*time.Second, cfg.AckTimeout)
 	assert.Equal(t, 20*time.Second, cfg.FlushTimeout)
+	require.NotNil(t, cfg.SendLinger)
+	assert.Equal(t, 2*time.Millisecond, *cfg.SendLinger)
+	assert.Equal(t, 2*time.Millisecond, cfg.sendLinger())
+	assert.Equal(t, 65536, cfg.SendBatchBytes)
+}
+
+// send_linger unset lingers only where nothing waits for the write:
+// defaultSendLingerNoAck with wait_for_ack: false, none with the default
+// wait_for_ack: true. Set, it is what it says, 0 included.
+func TestSendLingerDefaults(t *testing.T) {
+	cfg, err := loadConfig(t, "")
+	require.NoError(t, err)
+	assert.Nil(t, cfg.SendLinger)
+	assert.Zero(t, cfg.sendLinger(), "a request waiting for acks does not wait out a linger by default")
+	assert.Zero(t, cfg.SendBatchBytes)
+	cfg.WaitForAck = false
+	assert.Equal(t, defaultSendLingerNoAck, cfg.sendLinger())
+
+	cfg, err = loadConfig(t, "send_linger_off")
+	require.NoError(t, err)
+	require.NotNil(t, cfg.SendLinger)
+	assert.Zero(t, cfg.sendLinger(), "send_linger: 0s turns it off with wait_for_ack: false")
+
+	for name, want := range map[string][]string{
+		"send_invalid":           {"send_linger: must not be negative, got -1ms", "send_batch_bytes: must not be negative, got -1"},
+		"send_linger_too_long":   {"send_linger: 2s is over 1s"},
+		"send_linger_over_stall": {"send_linger: 300ms is not shorter than ejection::stall_timeout 200ms"},
+	} {
+		_, err := loadConfig(t, name)
+		require.Error(t, err, name)
+		for _, w := range want {
+			assert.ErrorContains(t, err, w, name)
+		}
+	}
+
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	sub, err := cm.Sub("sdpshard/send_linger_unitless")
+	require.NoError(t, err)
+	assert.ErrorContains(t, sub.Unmarshal(NewFactory().CreateDefaultConfig()), "send_linger: 5 has no unit")
 }
 
 func TestValidateNamesTheField(t *testing.T) {

@@ -35,8 +35,18 @@ const heapSlack = 4 << 20
 // sends batches whose every request carries one small resource for the
 // stalled shard next to a large one for the healthy shard. Without wait for
 // acks, the stalled shard's queue fills with small frames; the heap must
-// not keep the large rest of each request alive.
+// not keep the large rest of each request alive. It runs with send_linger
+// at its default and with a linger far longer than the test, so that the
+// stalled shard's frames are held lingering, unwritten, when its queue
+// fills: the bound is the same.
 func TestStalledShardHeapStaysWithinQueueBytes(t *testing.T) {
+	long := 900 * time.Millisecond
+	for name, linger := range map[string]*time.Duration{"default linger": nil, "long linger": &long} {
+		t.Run(name, func(t *testing.T) { stalledShardHeap(t, linger) })
+	}
+}
+
+func stalledShardHeap(t *testing.T, linger *time.Duration) {
 	endpoints := newEndpoints(t, "unix", 2)
 	var healthyFrames atomic.Int64
 	stall := make(chan struct{})
@@ -67,6 +77,7 @@ func TestStalledShardHeapStaysWithinQueueBytes(t *testing.T) {
 	cfg.RoutingKey = RoutingKeyAttributes
 	cfg.Attributes = []string{"tenant"}
 	cfg.WaitForAck = false
+	cfg.SendLinger = linger
 	cfg.MaxFrameBytes = 16 << 10
 	cfg.QueueBytes = 256 << 10
 	cfg.FlushTimeout = 50 * time.Millisecond // the stalled shard's frames are given up

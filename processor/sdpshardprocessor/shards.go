@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
-	"go.uber.org/zap/exp/zapslog"
 
 	"github.com/otelcol-sdp/otelcol-sdp/internal/bufpool"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/componenttelemetry"
@@ -85,6 +83,8 @@ type shardSet struct {
 	// routed over and sent to, a resolver's changes and ejections. For a
 	// static endpoints list without ejection the snapshot never changes.
 	fleet *fleet.Fleet
+	// clientSettings are the settings of a client for endpoint.
+	clientSettings func(endpoint string) transport.ClientSettings
 	// keys recovers the routing key of a stored frame (the persistent
 	// queue keeps frames without it) to replay it in a fleet.
 	keys         *shard.Router
@@ -151,22 +151,8 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 	if s.frameMemory != nil {
 		releaseFrame = s.frameMemory.Put
 	}
-	clientSettings := func(endpoint string) transport.ClientSettings {
-		return transport.ClientSettings{
-			ReleaseFrame:   releaseFrame,
-			Endpoint:       endpoint,
-			Sender:         sender,
-			QueueBytes:     cfg.QueueBytes,
-			DialTimeout:    cfg.DialTimeout,
-			InitialBackoff: cfg.InitialBackoff,
-			MaxBackoff:     cfg.MaxBackoff,
-			WriteTimeout:   cfg.WriteTimeout,
-			AckTimeout:     cfg.AckTimeout,
-			TLS:            tlsConfig,
-			// The client adds its endpoint and shard to every line itself.
-			Logger: slog.New(zapslog.NewHandler(ts.Logger.Core())),
-		}
-	}
+	clientSettings := newClientSettings(cfg, sender, tlsConfig, releaseFrame, ts.Logger)
+	s.clientSettings = clientSettings
 	fs := fleet.Settings{
 		Logger:         ts.Logger,
 		QueueBytes:     cfg.QueueBytes,
@@ -216,10 +202,7 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 	} else {
 		var clients []*transport.Client
 		for i, endpoint := range cfg.Endpoints {
-			cs := clientSettings(endpoint)
-			cs.Shard, cs.ShardCount = uint32(i), uint32(len(cfg.Endpoints))
-			cs.Observer = obs
-			c, err := transport.NewClient(cs)
+			c, err := transport.NewClient(s.shardSettings(endpoint, i, len(cfg.Endpoints), obs))
 			if err != nil {
 				tb.Shutdown()
 				return nil, fmt.Errorf("endpoints[%d]: %w", i, err)

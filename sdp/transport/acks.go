@@ -123,7 +123,7 @@ func (c *Client) handleAck(ack *sdp.Ack, settled []*batch, released [][]byte) ([
 		if len(retry) > 0 {
 			all := append(retry, c.pending.drain()...)
 			slices.SortFunc(all, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
-			c.pending.reset(all)
+			c.resetPendingLocked(all)
 			c.retryAt = now.Add(c.retryBackoff(c.retries))
 			c.retries++
 		}

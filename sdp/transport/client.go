@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -31,6 +30,9 @@ const (
 	// DefaultAckTimeout is the default time without Ack progress, while
 	// frames are in flight, after which the connection is recycled.
 	DefaultAckTimeout = 30 * time.Second
+	// DefaultBatchBytes is the default BatchBytes: the most one write
+	// carries.
+	DefaultBatchBytes = maxWriteBytes
 )
 
 const (
@@ -97,6 +99,22 @@ type ClientSettings struct {
 	// meant for tcp:// endpoints; when ServerName is empty it is taken
 	// from the endpoint's host.
 	TLS *tls.Config
+	// Linger, when positive, makes the client batch frames across Sends:
+	// the writer holds queued frames until they add up to BatchBytes or
+	// the oldest of them has waited Linger, then writes them all in one
+	// write, so that the sidecar wakes per batch rather than per Send.
+	// Frames held meanwhile count in QueueBytes as any other. Frames sent
+	// again (after a lost connection or an Ack asking to retry), frames
+	// queued before Flush and every frame once Shutdown has begun are
+	// written without waiting, and so are the frames queued when a Send
+	// finds the queue full. Zero writes each frame as soon as the writer
+	// is free.
+	Linger time.Duration
+	// BatchBytes, with Linger, is the size at which held frames are
+	// written without waiting for the rest of the linger. Zero means
+	// DefaultBatchBytes; it is capped at half of QueueBytes, so that a
+	// lingering batch never keeps Sends out of the queue.
+	BatchBytes int
 	// ReleaseFrame, if not nil, is called with a frame's bytes once its
 	// sidecar has answered it (accepted or rejected), the write that sent
 	// it has returned and the client holds it no more, so that the sender
@@ -153,6 +171,11 @@ type Client struct {
 	retryAt    time.Time // after an Ack asked to retry: no writes before this
 	retries    int       // consecutive Acks asking to retry
 	acked      bool      // an Ack arrived on the current connection
+	// pendingBytes is the bytes of the pending frames; flushID is the
+	// last Send order that a Flush (or a Send that found the queue full)
+	// made due without the rest of its linger.
+	pendingBytes int
+	flushID      uint64
 
 	dialLog rateLimiter // warnings about failing dials
 
@@ -170,6 +193,8 @@ type entry struct {
 	seq   uint64 // sequence on the current connection while in flight
 	sent  bool   // handed to a connection before: the next write is a retransmission
 	batch *batch
+	// queued is when Send queued the frame, kept only with a linger.
+	queued time.Time
 }
 
 // batch is the frames of one Send with a settled callback.
@@ -196,7 +221,7 @@ func NewClient(s ClientSettings) (*Client, error) {
 	for _, v := range []struct {
 		name string
 		val  time.Duration
-	}{{"DialTimeout", s.DialTimeout}, {"InitialBackoff", s.InitialBackoff}, {"MaxBackoff", s.MaxBackoff}, {"WriteTimeout", s.WriteTimeout}, {"AckTimeout", s.AckTimeout}} {
+	}{{"DialTimeout", s.DialTimeout}, {"InitialBackoff", s.InitialBackoff}, {"MaxBackoff", s.MaxBackoff}, {"WriteTimeout", s.WriteTimeout}, {"AckTimeout", s.AckTimeout}, {"Linger", s.Linger}} {
 		if v.val < 0 {
 			return nil, fmt.Errorf("transport: %s is negative (%v)", v.name, v.val)
 		}
@@ -204,7 +229,11 @@ func NewClient(s ClientSettings) (*Client, error) {
 	if s.QueueBytes < 0 {
 		return nil, fmt.Errorf("transport: QueueBytes is negative (%d)", s.QueueBytes)
 	}
+	if s.BatchBytes < 0 {
+		return nil, fmt.Errorf("transport: BatchBytes is negative (%d)", s.BatchBytes)
+	}
 	s.QueueBytes = orDefault(s.QueueBytes, DefaultQueueBytes)
+	s.BatchBytes = max(min(orDefault(s.BatchBytes, DefaultBatchBytes), s.QueueBytes/2), 1)
 	s.DialTimeout = orDefault(s.DialTimeout, DefaultDialTimeout)
 	s.InitialBackoff = orDefault(s.InitialBackoff, DefaultInitialBackoff)
 	s.MaxBackoff = orDefault(s.MaxBackoff, DefaultMaxBackoff)
@@ -301,7 +330,11 @@ func (c *Client) Send(frames []Frame, settled func(error)) error {
 		return nil
 	}
 	if c.held+size > c.set.QueueBytes {
+		wake := c.flushLocked()
 		c.mu.Unlock()
+		if wake {
+			c.signal()
+		}
 		return ErrQueueFull
 	}
 	if c.held == 0 {
@@ -311,17 +344,24 @@ func (c *Client) Send(frames []Frame, settled func(error)) error {
 	if settled != nil {
 		b = &batch{remaining: len(frames), settled: settled}
 	}
+	var queued time.Time
+	if c.set.Linger > 0 {
+		queued = time.Now()
+	}
+	wake := c.lingerWakeLocked(size)
 	entries := make([]entry, len(frames))
 	for i, f := range frames {
 		// The frame was checked above; SetShard cannot fail on it.
 		_ = sdp.SetShard(f.Bytes, c.set.Shard)
 		c.nextID++
-		entries[i] = entry{frame: f.Bytes, items: f.Items, key: f.Key, id: c.nextID, batch: b}
+		entries[i] = entry{frame: f.Bytes, items: f.Items, key: f.Key, id: c.nextID, batch: b, queued: queued}
 		c.pending.push(&entries[i])
 	}
 	c.held += size
 	c.mu.Unlock()
-	c.signal()
+	if wake {
+		c.signal()
+	}
 	return nil
 }
 
@@ -366,103 +406,10 @@ func (c *Client) QueuedBytes() int {
 	return c.held
 }
 
-// Shutdown stops accepting frames and keeps sending and awaiting Acks until
-// every held frame has settled or ctx is done. Then it closes the
-// connection and stops the client's goroutines. Frames still held are
-// counted (Observer.Undelivered), logged, settled with an error wrapping
-// ErrUndelivered, and reported in the returned error, which wraps
-// ErrUndelivered. Later calls wait for the first and return nil.
-func (c *Client) Shutdown(ctx context.Context) error {
-	c.mu.Lock()
-	if c.closing {
-		c.mu.Unlock()
-		<-c.shutdown
-		return nil
-	}
-	c.closing = true
-	c.checkDrainedLocked()
-	started := c.started
-	c.mu.Unlock()
-	defer close(c.shutdown)
-	c.signal()
-
-	if started {
-		select {
-		case <-c.drained:
-		case <-ctx.Done():
-		}
-	}
-	c.mu.Lock()
-	c.cancel()
-	if c.conn != nil {
-		c.conn.Close()
-	}
-	c.mu.Unlock()
-	if started {
-		<-c.done
-	}
-
-	// The connection loop has returned: nothing else changes the queue,
-	// but QueuedBytes may still read it.
-	c.mu.Lock()
-	rest := append(c.inflight.drain(), c.pending.drain()...)
-	if len(rest) == 0 {
-		c.mu.Unlock()
-		return nil
-	}
-	frames, items, size := len(rest), 0, 0
-	for _, e := range rest {
-		items += e.items
-		size += len(e.frame)
-	}
-	err := fmt.Errorf("%w: %d frames (%d items, %d bytes) for shard %d on %s", ErrUndelivered, frames, items, size, c.set.Shard, c.set.Endpoint)
-	var settled []*batch
-	for _, e := range rest {
-		settled = c.settleLocked(e, err, settled)
-	}
-	c.mu.Unlock()
-	c.obs.Undelivered(c.set.Shard, frames, items)
-	c.log.Error("Sidecar frames undelivered at shutdown", slog.Int("frames", frames), slog.Int("items", items), slog.Int("bytes", size))
-	callSettled(settled)
-	return err
-}
-
 // signal wakes the writer without blocking.
 func (c *Client) signal() {
 	select {
 	case c.wake <- struct{}{}:
 	default:
-	}
-}
-
-func (c *Client) checkDrainedLocked() {
-	if c.closing && c.held == 0 && !c.drainedShut {
-		c.drainedShut = true
-		close(c.drained)
-	}
-}
-
-// settleLocked releases e and returns settled with e's batch appended when
-// e was its last frame.
-func (c *Client) settleLocked(e *entry, err error, settled []*batch) []*batch {
-	c.held -= len(e.frame)
-	e.frame = nil
-	b := e.batch
-	if b == nil {
-		return settled
-	}
-	if err != nil {
-		b.err = errors.Join(b.err, err)
-	}
-	b.remaining--
-	if b.remaining == 0 {
-		settled = append(settled, b)
-	}
-	return settled
-}
-
-func callSettled(batches []*batch) {
-	for _, b := range batches {
-		b.settled(b.err)
 	}
 }

@@ -462,6 +462,8 @@ func TestNewClientValidation(t *testing.T) {
 		"shard too high":   func(s *ClientSettings) { s.Shard = 1 },
 		"negative queue":   func(s *ClientSettings) { s.QueueBytes = -1 },
 		"negative backoff": func(s *ClientSettings) { s.MaxBackoff = -time.Second },
+		"negative linger":  func(s *ClientSettings) { s.Linger = -time.Millisecond },
+		"negative batch":   func(s *ClientSettings) { s.BatchBytes = -1 },
 	} {
 		s := good
 		mutate(&s)

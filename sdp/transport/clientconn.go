@@ -182,7 +182,7 @@ func (c *Client) requeueLocked() {
 		e.seq = 0
 	}
 	slices.SortFunc(all, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
-	c.pending.reset(all)
+	c.resetPendingLocked(all)
 }
 
 // writeLoop writes queued frames until the connection fails, the reader
@@ -201,7 +201,11 @@ func (c *Client) writeLoop(conn net.Conn, readerDone <-chan struct{}) error {
 			c.mu.Unlock()
 			return fmt.Errorf("%w (%v, %d frames in flight)", errAckTimeout, c.set.AckTimeout, n)
 		}
-		batch = c.takeLocked(batch[:0], now)
+		hold := c.lingerLocked(now)
+		batch = batch[:0]
+		if hold == 0 {
+			batch = c.takeLocked(batch, now)
+		}
 		last := c.seq
 		wait := time.Duration(-1)
 		if len(batch) == 0 {
@@ -213,6 +217,15 @@ func (c *Client) writeLoop(conn net.Conn, readerDone <-chan struct{}) error {
 					wait = w
 				}
 			}
+		}
+		// A wait for an Ack or a retry is at least a millisecond, so that
+		// the writer does not spin on one that is due; a linger ends when
+		// it ends.
+		if wait >= 0 {
+			wait = max(wait, time.Millisecond)
+		}
+		if hold > 0 && (wait < 0 || hold < wait) {
+			wait = hold
 		}
 		c.mu.Unlock()
 
@@ -252,7 +265,7 @@ func (c *Client) writeLoop(conn net.Conn, readerDone <-chan struct{}) error {
 
 		var tick <-chan time.Time
 		if wait >= 0 {
-			timer.Reset(max(wait, time.Millisecond))
+			timer.Reset(wait)
 			tick = timer.C
 		}
 		select {
@@ -287,6 +300,7 @@ func (c *Client) takeLocked(batch []outgoing, now time.Time) []outgoing {
 	size := 0
 	for c.pending.len() > 0 && len(batch) < maxWriteFrames && (len(batch) == 0 || size+len(c.pending.front().frame) <= maxWriteBytes) {
 		e := c.pending.pop()
+		c.pendingBytes -= len(e.frame)
 		c.seq++
 		e.seq = c.seq
 		// The frame was checked in Send; SetSequence cannot fail on it.

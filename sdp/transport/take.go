@@ -80,7 +80,7 @@ func (c *Client) CloseAndTake() []Held {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	rest := append(c.inflight.drain(), c.pending.drain()...)
+	rest := append(c.inflight.drain(), c.drainPendingLocked()...)
 	slices.SortFunc(rest, func(a, b *entry) int { return cmp.Compare(a.id, b.id) })
 	held := make([]Held, len(rest))
 	for i, e := range rest {
