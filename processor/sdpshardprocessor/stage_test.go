@@ -45,6 +45,17 @@ func newStageHost(t *testing.T, divertAll bool) (*stageHost, extensionmiddleware
 	return h, ext.(extensionmiddleware.HTTPServer)
 }
 
+// startStaged starts a traces processor with cfg on host, whose wirestage
+// extension lists it, passing on to sink.
+func startStaged(t *testing.T, host component.Host, cfg *Config, sink *consumertest.TracesSink) processor.Traces {
+	t.Helper()
+	p, err := NewFactory().CreateTraces(context.Background(), testSettings(nil), cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), host))
+	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	return p
+}
+
 // serveLikeReceiver sends td through the extension's HTTP middleware to a
 // handler that, like the otlp receiver, decodes what stays and passes it
 // with the request context to the processor.
@@ -96,10 +107,7 @@ func TestStageWaitsForAcks(t *testing.T) {
 	cfg.Mode = ModeDivert
 	cfg.WaitForAck = true
 	sink := new(consumertest.TracesSink)
-	p, err := NewFactory().CreateTraces(context.Background(), testSettings(nil), cfg, sink)
-	require.NoError(t, err)
-	require.NoError(t, p.Start(context.Background(), host))
-	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	p := startStaged(t, host, cfg, sink)
 
 	unblock := rec.block()
 	defer unblock()
@@ -140,10 +148,7 @@ func TestStageForwardsOnceAcrossBothPaths(t *testing.T) {
 			cfg.Mode = mode
 			cfg.WaitForAck = true
 			sink := new(consumertest.TracesSink)
-			p, err := NewFactory().CreateTraces(context.Background(), testSettings(nil), cfg, sink)
-			require.NoError(t, err)
-			require.NoError(t, p.Start(context.Background(), host))
-			t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+			p := startStaged(t, host, cfg, sink)
 
 			td, _ := buildTraces(0, 3, 2)
 			require.Equal(t, http.StatusOK, serveLikeReceiver(t, mw, p, td))
@@ -224,10 +229,7 @@ func TestStageRoutesByTraceID(t *testing.T) {
 	cfg.Mode = ModeDivert
 	cfg.WaitForAck = true
 	sink := new(consumertest.TracesSink)
-	p, err := NewFactory().CreateTraces(context.Background(), testSettings(nil), cfg, sink)
-	require.NoError(t, err)
-	require.NoError(t, p.Start(context.Background(), host))
-	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	p := startStaged(t, host, cfg, sink)
 
 	td := tracesOfFiveTraces()
 	assert.Equal(t, http.StatusOK, serveLikeReceiver(t, mw, p, td))
