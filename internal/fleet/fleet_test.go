@@ -162,11 +162,11 @@ func shutdown(t *testing.T, fl *Fleet) {
 }
 
 func TestSettleAfter(t *testing.T) {
-	if SettleAfter(3, nil) != nil {
-		t.Error("SettleAfter with no callback returned one")
+	if settleAfter(3, nil) != nil {
+		t.Error("settleAfter with no callback returned one")
 	}
 	var got []error
-	each := SettleAfter(3, func(err error) { got = append(got, err) })
+	each := settleAfter(3, func(err error) { got = append(got, err) })
 	errA, errB := errors.New("a"), errors.New("b")
 	each(errA)
 	each(nil)

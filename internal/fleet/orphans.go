@@ -75,7 +75,7 @@ func (fl *Fleet) Send(f *Snapshot, idx int, part []transport.Frame, settled func
 	// would have the caller drop the stored copies of frames still queued:
 	// the rest waits with the fleet instead, like taken-back frames, and
 	// the part settles when every group has.
-	each := SettleAfter(len(order), settled)
+	each := settleAfter(len(order), settled)
 	for k, owner := range order {
 		if err := fl.Send(now, owner, groups[owner], each); err != nil {
 			if k == 0 {
@@ -90,9 +90,9 @@ func (fl *Fleet) Send(f *Snapshot, idx int, part []transport.Frame, settled func
 	return nil
 }
 
-// SettleAfter returns a callback that calls settled once it has been
+// settleAfter returns a callback that calls settled once it has been
 // called n times, with their errors joined; nil when settled is nil.
-func SettleAfter(n int, settled func(error)) func(error) {
+func settleAfter(n int, settled func(error)) func(error) {
 	if settled == nil {
 		return nil
 	}
@@ -208,7 +208,7 @@ func (fl *Fleet) WaitingFor(f *Snapshot, idx int) int {
 // all of them have settled. Once run has ended they are settled at once as
 // undelivered.
 func (fl *Fleet) adopt(frames []transport.Frame, from string, settled func(error)) {
-	each := SettleAfter(len(frames), settled)
+	each := settleAfter(len(frames), settled)
 	fl.mu.Lock()
 	if fl.stopped {
 		fl.mu.Unlock()
