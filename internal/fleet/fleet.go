@@ -186,9 +186,9 @@ func New(set Settings, initial *Snapshot) *Fleet {
 // Current returns the snapshot batches are routed over now.
 func (fl *Fleet) Current() *Snapshot { return fl.current.Load() }
 
-// Resolved reports whether a resolver brings the members (rather than a
+// resolved reports whether a resolver brings the members (rather than a
 // static list).
-func (fl *Fleet) Resolved() bool { return fl.set.NewSource != nil }
+func (fl *Fleet) resolved() bool { return fl.set.NewSource != nil }
 
 // managed reports whether the fleet has anything to run: a resolver or
 // ejection.
@@ -391,7 +391,7 @@ func (fl *Fleet) apply(members []resolver.Member) {
 // attempts.
 func (fl *Fleet) newClient(endpoint, id string, index, count int, obs transport.Observer, probeEvery time.Duration) (*transport.Client, error) {
 	cs := fl.set.ClientSettings(endpoint)
-	if fl.Resolved() {
+	if fl.resolved() {
 		cs.Shard, cs.ShardCount = 0, 1
 		if cs.Logger != nil {
 			cs.Logger = cs.Logger.With("member", id)
