@@ -51,13 +51,18 @@ func (r Request) ItemAndResourceCount() (items, resources int, err error) {
 		if num == 0 {
 			return items, resources, nil
 		}
-		if num == fieldRequestEntries {
+		switch {
+		case num == fieldRequestEntries:
 			n, err := countResource(r.sig, rd.data)
 			if err != nil {
 				return 0, 0, err
 			}
 			items += n
 			resources++
+		case num == fieldProfilesDictionary && r.sig == SignalProfiles:
+			if err := validate(rd.data, &schemaDictionary); err != nil {
+				return 0, 0, err
+			}
 		}
 	}
 }
@@ -72,6 +77,10 @@ func (r Request) Resources() iter.Seq2[ResourceData, error] {
 func (r Request) resources(yield func(ResourceData, error) bool) {
 	if !r.sig.valid() {
 		yield(ResourceData{}, ErrUnknownSignal)
+		return
+	}
+	if r.sig == SignalProfiles {
+		r.profileResources(yield)
 		return
 	}
 	pos := 0
@@ -104,15 +113,24 @@ func (r Request) resources(yield func(ResourceData, error) bool) {
 	}
 }
 
-// ResourceData is a view of one ResourceSpans, ResourceMetrics or
-// ResourceLogs message.
+// ResourceData is a view of one ResourceSpans, ResourceMetrics,
+// ResourceLogs or ResourceProfiles message. A ResourceProfiles view also
+// holds the dictionary of the request it came from, which its samples
+// reference and which AppendRequest, RequestSize and SplitResource include.
 type ResourceData struct {
 	sig Signal
-	b   []byte
+	// span: dict is the run of request fields from the first dictionary
+	// field to the last (tags included), for a request holding several;
+	// otherwise dict is the payload of the request's only dictionary.
+	span bool
+	b    []byte
+	dict []byte
 }
 
 // NewResourceData returns a view of b, the encoding of one ResourceSpans,
-// ResourceMetrics or ResourceLogs message (without tag and length).
+// ResourceMetrics, ResourceLogs or ResourceProfiles message (without tag
+// and length). A ResourceProfiles made this way has no dictionary; see
+// NewProfilesResourceData.
 func NewResourceData(sig Signal, b []byte) ResourceData { return ResourceData{sig: sig, b: b} }
 
 // Signal returns the signal of the request the resource belongs to.
@@ -222,6 +240,16 @@ func (d ResourceData) layout() (scopes int32, resource []byte, resources int, er
 			resources++
 		case fieldScopes:
 			scopes = fieldScopes
+		case fieldSchemaURL:
+		default:
+			if d.sig == SignalProfiles {
+				// lenField reads any LEN field; the profiles layout
+				// refuses the numbers it does not define.
+				rd := newReader(d.b, &schemaResourceProfiles)
+				rd.pos = pos
+				_, err = rd.nextField()
+				return 0, nil, 0, err
+			}
 		}
 		pos = next
 	}
