@@ -9,6 +9,9 @@ import "encoding/binary"
 type KeyValue struct {
 	key []byte
 	b   []byte
+	// str: b is the attribute's string value, resolved through the
+	// dictionary of a profiles request, rather than the KeyValue encoding.
+	str bool
 }
 
 // parseKV reads one KeyValue in a single pass: it validates it completely,
@@ -148,6 +151,9 @@ func (kv KeyValue) KeyBytes() []byte { return kv.key }
 // Value decodes the attribute value. An attribute without a value has an
 // empty Value (ValueKindEmpty).
 func (kv KeyValue) Value() (Value, error) {
+	if kv.str {
+		return Value{kind: ValueKindStr, data: kv.b}, nil
+	}
 	var v Value
 	rd := newReader(kv.b, &schemaKeyValue)
 	for {

@@ -157,13 +157,19 @@ func (d ResourceData) Resource() (Resource, error) {
 	if err != nil {
 		return Resource{}, err
 	}
+	var r Resource
 	if n <= 1 {
 		// One occurrence (or none): the resource is that message alone.
-		return NewResource(b), nil
+		r = NewResource(b)
+	} else {
+		_, res, _ := d.sig.schemas()
+		r = Resource{attrList{b: d.b, outer: res, container: fieldResource, self: &schemaResource,
+			attrField: fieldResourceAttrs, refField: fieldEntityRefs}}
 	}
-	_, res, _ := d.sig.schemas()
-	return Resource{attrList{b: d.b, outer: res, container: fieldResource, self: &schemaResource,
-		attrField: fieldResourceAttrs, refField: fieldEntityRefs}}, nil
+	if d.sig == SignalProfiles {
+		r.l.dict = dictRef{b: d.dict, span: d.span, on: true}
+	}
+	return r, nil
 }
 
 // SchemaURL returns the schema_url of the message (the last occurrence wins).
@@ -197,7 +203,7 @@ func (d ResourceData) scopes(yield func(ScopeData, error) bool) {
 		if !ok {
 			return
 		}
-		if f.num == want && !yield(ScopeData{sig: d.sig, b: f.data}, nil) {
+		if f.num == want && !yield(ScopeData{sig: d.sig, b: f.data, dict: d.dict, span: d.span}, nil) {
 			return
 		}
 	}
@@ -255,10 +261,14 @@ func (d ResourceData) layout() (scopes int32, resource []byte, resources int, er
 	}
 }
 
-// ScopeData is a view of one ScopeSpans, ScopeMetrics or ScopeLogs message.
+// ScopeData is a view of one ScopeSpans, ScopeMetrics, ScopeLogs or
+// ScopeProfiles message. One that ResourceData.Scopes yields for a profiles
+// resource holds the request's dictionary, like the ResourceData.
 type ScopeData struct {
-	sig Signal
-	b   []byte
+	sig  Signal
+	span bool // as in ResourceData
+	b    []byte
+	dict []byte
 }
 
 // NewScopeData returns a view of b, the encoding of one ScopeSpans,
@@ -291,8 +301,11 @@ func (s ScopeData) Scope() (InstrumentationScope, error) {
 	if err := validate(s.b, sc); err != nil {
 		return InstrumentationScope{}, err
 	}
-	return InstrumentationScope{attrList{b: s.b, outer: sc, container: fieldScope, self: &schemaScope,
-		attrField: fieldScopeAttrs}}, nil
+	l := attrList{b: s.b, outer: sc, container: fieldScope, self: &schemaScope, attrField: fieldScopeAttrs}
+	if s.sig == SignalProfiles {
+		l.dict = dictRef{b: s.dict, span: s.span, on: true}
+	}
+	return InstrumentationScope{l}, nil
 }
 
 // SchemaURL returns the schema_url of the message (the last occurrence wins).

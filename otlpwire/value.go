@@ -54,6 +54,9 @@ func (k ValueKind) String() string {
 // request bytes.
 type Value struct {
 	kind ValueKind
+	// ref marks an empty value read from string_value_strindex, num holding
+	// the index: the views of a profiles resource resolve it.
+	ref  bool
 	data []byte
 	num  uint64
 }
@@ -164,8 +167,10 @@ func (v *Value) set(num int32, rd *reader) {
 	case 7:
 		*v = Value{kind: ValueKindBytes, data: rd.data}
 	case 8:
-		// A string-table index: pdata exposes it as an empty value.
-		*v = Value{}
+		// A string-table index: pdata exposes it as an empty value,
+		// except in the attributes of a profiles resource or scope,
+		// which it resolves through the dictionary (see resolve.go).
+		*v = Value{ref: true, num: rd.val}
 	}
 }
 
