@@ -107,8 +107,10 @@ type attrList struct {
 	attrField int32
 	refField  int32 // Resource.entity_refs: validated as EntityRef messages; 0: none
 	// dict resolves string-table references (profiles resources and
-	// scopes; see resolve.go).
-	dict dictRef
+	// scopes; see resolve.go); dictp, when set, points to a copy of it
+	// for the nested values to share.
+	dict  dictRef
+	dictp *dictRef
 }
 
 func (l attrList) reader() segReader {
@@ -135,7 +137,7 @@ func (l attrList) each(yield func(KeyValue, error) bool) {
 	if l.dict.on {
 		stopped := false
 		err := l.eachResolved(func(key []byte, v Value, raw []byte, str bool) bool {
-			kv := KeyValue{key: key, b: raw}
+			kv := KeyValue{key: key, b: raw, dict: v.dict}
 			if str {
 				kv = KeyValue{key: key, b: v.data, str: true}
 			}

@@ -12,6 +12,8 @@ type KeyValue struct {
 	// str: b is the attribute's string value, resolved through the
 	// dictionary of a profiles request, rather than the KeyValue encoding.
 	str bool
+	// dict resolves the references in b's value (profiles only).
+	dict *dictRef
 }
 
 // parseKV reads one KeyValue in a single pass: it validates it completely,
@@ -162,6 +164,9 @@ func (kv KeyValue) Value() (Value, error) {
 			return Value{}, err
 		}
 		if !ok {
+			if kv.dict != nil {
+				return kv.dict.resolveValue(v)
+			}
 			return v, nil
 		}
 		// Several value fields merge: the last oneof member wins overall.

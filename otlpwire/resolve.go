@@ -2,7 +2,10 @@
 
 package otlpwire
 
-import "errors"
+import (
+	"bytes"
+	"errors"
+)
 
 // In a profiles request the resource and scope attributes may name their
 // keys and string values by index into the dictionary's string table
@@ -114,6 +117,13 @@ func (l attrList) eachResolved(fn func(key []byte, v Value, raw []byte, str bool
 		key, v, err := parseKV(data, 0)
 		if err != nil {
 			return err
+		}
+		if v.kind == ValueKindSlice || v.kind == ValueKindMap {
+			if l.dictp == nil {
+				l.dictp = new(dictRef)
+				*l.dictp = l.dict
+			}
+			v.dict = l.dictp
 		}
 		a := resolvedAttr{raw: data, key: key, v: v, kref: -1, vref: -1}
 		if k := keyStrindex(data); k != 0 {
@@ -231,4 +241,73 @@ func (l attrList) hashResolved(ver HashVersion) (uint64, error) {
 		return 0, err
 	}
 	return finishHash(sum, n), nil
+}
+
+// resolveValue returns v with its string-table reference resolved through
+// d, or, for an array or kvlist, with d attached for its elements.
+func (d *dictRef) resolveValue(v Value) (Value, error) {
+	switch {
+	case v.ref:
+		if int32(v.num) < 0 {
+			return Value{}, malformed("AnyValue", 0, 8, errStrindex)
+		}
+		var found []byte
+		ok := false
+		if err := d.eachString(func(i int, s []byte) bool {
+			if i == int(int32(v.num)) {
+				found, ok = s, true
+			}
+			return !ok
+		}); err != nil {
+			return Value{}, err
+		}
+		if !ok {
+			return Value{}, malformed("AnyValue", 0, 8, errStrindex)
+		}
+		return Value{kind: ValueKindStr, data: found}, nil
+	case v.kind == ValueKindSlice || v.kind == ValueKindMap:
+		v.dict = d
+	}
+	return v, nil
+}
+
+// appendJSONMapResolved is appendJSONMap for a kvlist of a profiles
+// resource or scope, whose keys and values are resolved as Map yields them.
+func appendJSONMapResolved(dst []byte, v Value, depth int) ([]byte, error) {
+	dst = append(dst, '{')
+	var prev []byte
+	havePrev := false
+	for {
+		var key []byte
+		var val KeyValue
+		found := false
+		for kv, err := range v.Map() {
+			if err != nil {
+				return dst, err
+			}
+			if havePrev && bytes.Compare(kv.key, prev) <= 0 {
+				continue
+			}
+			// The last occurrence of the smallest key wins, as in AsRaw.
+			if c := bytes.Compare(kv.key, key); !found || c <= 0 {
+				key, val, found = kv.key, kv, true
+			}
+		}
+		if !found {
+			return append(dst, '}'), nil
+		}
+		if havePrev {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, key)
+		dst = append(dst, ':')
+		e, err := val.Value()
+		if err != nil {
+			return dst, err
+		}
+		if dst, err = appendJSONValue(dst, e, depth+1); err != nil {
+			return dst, err
+		}
+		prev, havePrev = key, true
+	}
 }

@@ -58,6 +58,9 @@ type Value struct {
 	// the index: the views of a profiles resource resolve it.
 	ref  bool
 	data []byte
+	// dict resolves the string-table references nested in an array or
+	// kvlist value of a profiles resource or scope; nil elsewhere.
+	dict *dictRef
 	num  uint64
 }
 
@@ -237,6 +240,9 @@ func (v Value) elements(yield func(Value, error) bool) {
 		}
 		var e Value
 		err = e.merge(f.data)
+		if err == nil && v.dict != nil {
+			e, err = v.dict.resolveValue(e)
+		}
 		if !yield(e, err) || err != nil {
 			return
 		}
@@ -248,7 +254,11 @@ func (v Value) elements(yield func(Value, error) bool) {
 func (v Value) Map() iter.Seq2[KeyValue, error] {
 	return func(yield func(KeyValue, error) bool) {
 		if v.kind == ValueKindMap {
-			attrList{b: v.data, self: &schemaKeyValueList, attrField: 1}.each(yield)
+			l := attrList{b: v.data, self: &schemaKeyValueList, attrField: 1}
+			if v.dict != nil {
+				l.dict, l.dictp = *v.dict, v.dict
+			}
+			l.each(yield)
 		}
 	}
 }
