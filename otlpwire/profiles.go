@@ -190,7 +190,10 @@ func (r Request) profileResources(yield func(ResourceData, error) bool) {
 // findDictionary walks the top level of a profiles request and returns its
 // dictionary: the payload of its only dictionary field, or, when the field
 // occurs several times (protobuf then concatenates the tables), the run of
-// fields from the first to the last, with span set.
+// fields from the first to the last, with span set. It validates the top
+// level of the dictionary (its tables' framing, and that it has no field
+// the pinned layout lacks), which every request built for a resource
+// copies.
 func findDictionary(b []byte) (dict []byte, span bool, err error) {
 	rd := newReader(b, &schemaProfilesRequest)
 	first, end, n := 0, 0, 0
@@ -203,6 +206,9 @@ func findDictionary(b []byte) (dict []byte, span bool, err error) {
 			break
 		}
 		if num == fieldProfilesDictionary {
+			if err := validate(rd.data, &schemaDictionary); err != nil {
+				return nil, false, err
+			}
 			if n == 0 {
 				first = rd.start
 				dict = rd.data

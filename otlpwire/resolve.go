@@ -124,6 +124,9 @@ func (l attrList) eachResolved(fn func(key []byte, v Value, raw []byte, str bool
 				*l.dictp = l.dict
 			}
 			v.dict = l.dictp
+			if err := checkNested(v); err != nil {
+				return err
+			}
 		}
 		a := resolvedAttr{raw: data, key: key, v: v, kref: -1, vref: -1}
 		if k := keyStrindex(data); k != 0 {
@@ -241,6 +244,32 @@ func (l attrList) hashResolved(ver HashVersion) (uint64, error) {
 		return 0, err
 	}
 	return finishHash(sum, n), nil
+}
+
+// checkNested resolves every string reference nested in an array or kvlist
+// value, so that one pdata refuses fails where the attribute is read
+// rather than vanishing from a hash.
+func checkNested(v Value) error {
+	switch v.kind {
+	case ValueKindSlice:
+		for e, err := range v.Slice() {
+			if err != nil {
+				return err
+			}
+			if err := checkNested(e); err != nil {
+				return err
+			}
+		}
+	case ValueKindMap:
+		for kv, err := range v.Map() {
+			if err != nil {
+				return err
+			}
+			// Map's entries are checked as they are read (eachResolved).
+			_ = kv
+		}
+	}
+	return nil
 }
 
 // resolveValue returns v with its string-table reference resolved through
