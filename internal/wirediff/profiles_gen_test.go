@@ -182,11 +182,23 @@ func resolvedSamples(dict pprofile.ProfilesDictionary, rp pprofile.ResourceProfi
 			return r
 		}
 		var b strings.Builder
+		if li < 0 || int(li) >= dict.LocationTable().Len() {
+			return fmt.Sprintf(" <bad location %d>", li)
+		}
 		loc := dict.LocationTable().At(int(li))
-		m := dict.MappingTable().At(int(loc.MappingIndex()))
-		fmt.Fprintf(&b, " %s+%x", s(m.FilenameStrindex()), loc.Address())
+		if mi := loc.MappingIndex(); mi >= 0 && int(mi) < dict.MappingTable().Len() {
+			fmt.Fprintf(&b, " %s", s(dict.MappingTable().At(int(mi)).FilenameStrindex()))
+		} else {
+			fmt.Fprintf(&b, " <bad mapping %d>", mi)
+		}
+		fmt.Fprintf(&b, "+%x", loc.Address())
 		for _, ln := range loc.Lines().All() {
-			f := dict.FunctionTable().At(int(ln.FunctionIndex()))
+			fi := ln.FunctionIndex()
+			if fi < 0 || int(fi) >= dict.FunctionTable().Len() {
+				fmt.Fprintf(&b, " <bad function %d>", fi)
+				continue
+			}
+			f := dict.FunctionTable().At(int(fi))
 			fmt.Fprintf(&b, " %s(%s:%d)", s(f.NameStrindex()), s(f.FilenameStrindex()), ln.Line())
 		}
 		for _, a := range loc.AttributeIndices().All() {
@@ -219,8 +231,12 @@ func resolvedSamples(dict pprofile.ProfilesDictionary, rp pprofile.ResourceProfi
 					b.WriteString(" " + attr(a))
 				}
 				if li := smp.LinkIndex(); li != 0 {
-					l := dict.LinkTable().At(int(li))
-					fmt.Fprintf(&b, " link=%s/%s", l.TraceID(), l.SpanID())
+					if li < 0 || int(li) >= dict.LinkTable().Len() {
+						fmt.Fprintf(&b, " <bad link %d>", li)
+					} else {
+						l := dict.LinkTable().At(int(li))
+						fmt.Fprintf(&b, " link=%s/%s", l.TraceID(), l.SpanID())
+					}
 				}
 				fmt.Fprintf(&b, " v=%v t=%v", smp.Values().AsRaw(), smp.TimestampsUnixNano().AsRaw())
 				out = append(out, b.String())
