@@ -5,9 +5,10 @@ package otlpwire
 import "iter"
 
 // Request is a read-only view of the bytes of an ExportTraceServiceRequest,
-// ExportMetricsServiceRequest or ExportLogsServiceRequest (equivalently
-// TracesData, MetricsData or LogsData, which share the layout). It never
-// copies or retains anything but the slice it was given.
+// ExportMetricsServiceRequest, ExportLogsServiceRequest or
+// ExportProfilesServiceRequest (equivalently TracesData, MetricsData,
+// LogsData or ProfilesData, which share the layout). It never copies or
+// retains anything but the slice it was given.
 type Request struct {
 	sig Signal
 	b   []byte
@@ -24,9 +25,12 @@ func (r Request) Signal() Signal { return r.sig }
 // Bytes returns the request bytes.
 func (r Request) Bytes() []byte { return r.b }
 
-// ItemCount returns the number of spans, data points or log records in the
-// request: the value pdata's SpanCount, DataPointCount or LogRecordCount
-// reports after an OTLP receiver has unmarshalled the same bytes.
+// ItemCount returns the number of spans, data points, log records or
+// profile samples in the request: the value pdata's SpanCount,
+// DataPointCount, LogRecordCount or SampleCount reports after an OTLP
+// receiver has unmarshalled the same bytes. For profiles it also validates
+// the top level of the dictionary and the first sample of each profile
+// against the pinned layout (see ErrProfilesVersion).
 func (r Request) ItemCount() (int, error) {
 	items, _, err := r.ItemAndResourceCount()
 	return items, err
@@ -67,8 +71,11 @@ func (r Request) ItemAndResourceCount() (items, resources int, err error) {
 	}
 }
 
-// Resources iterates over the ResourceSpans, ResourceMetrics or ResourceLogs
-// messages of the request, in wire order. After an error it stops.
+// Resources iterates over the ResourceSpans, ResourceMetrics, ResourceLogs
+// or ResourceProfiles messages of the request, in wire order. After an
+// error it stops. For profiles it first finds the request's dictionary,
+// wherever it lies, and validates its top level; every ResourceData it
+// yields carries it.
 func (r Request) Resources() iter.Seq2[ResourceData, error] {
 	// The closure stays tiny so that the iterator inlines and does not escape.
 	return func(yield func(ResourceData, error) bool) { r.resources(yield) }
