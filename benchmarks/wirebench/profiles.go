@@ -12,10 +12,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/pprofile/pprofileotlp"
 )
 
-// ProfShape sizes a CPU profiles request: Resources processes, each with one
-// profile of Samples samples, whose stacks (Depth frames at most) are drawn
-// from one dictionary of Stacks stacks over Functions functions shared by
-// every resource.
+// ProfShape sizes a CPU profiles request as a host-wide profiler sends it:
+// Resources processes, each with one profile of Samples samples, whose
+// stacks (Depth frames at most) come from one dictionary of Stacks stacks
+// over Functions functions. Each process has its own stacks, whose frames
+// are its own code for the most part and, one frame in three, code every
+// process shares (the first fifth of the locations: libc, the runtime).
 type ProfShape struct {
 	Resources, Samples, Stacks, Depth, Functions int
 }
@@ -54,10 +56,18 @@ func GenProfiles(sh ProfShape) []byte {
 		ln.SetLine(int64(1 + r.IntN(900)))
 	}
 	dict.StackTable().AppendEmpty()
-	for range sh.Stacks {
+	locs := 2 * sh.Functions
+	shared := locs / 5
+	band := (locs - shared) / sh.Resources
+	for k := range sh.Stacks {
+		proc := k * sh.Resources / sh.Stacks
 		st := dict.StackTable().AppendEmpty()
 		for range 4 + r.IntN(sh.Depth-3) {
-			st.LocationIndices().Append(int32(1 + r.IntN(2*sh.Functions)))
+			loc := shared + proc*band + r.IntN(band)
+			if r.IntN(3) == 0 {
+				loc = r.IntN(shared)
+			}
+			st.LocationIndices().Append(int32(1 + loc))
 		}
 	}
 	dict.AttributeTable().AppendEmpty()
@@ -76,9 +86,7 @@ func GenProfiles(sh ProfShape) []byte {
 		p.SetTime(pcommon.Timestamp(1_700_000_000_000_000_000))
 		for range sh.Samples {
 			s := p.Samples().AppendEmpty()
-			// Each process runs its own part of the code, overlapping
-			// the others'.
-			s.SetStackIndex(int32(1 + (i*sh.Stacks/(2*sh.Resources)+r.IntN(sh.Stacks/2))%sh.Stacks))
+			s.SetStackIndex(int32(1 + i*sh.Stacks/sh.Resources + r.IntN(sh.Stacks/sh.Resources)))
 			s.Values().Append(int64(1 + r.IntN(3)))
 			if r.IntN(4) == 0 {
 				s.AttributeIndices().Append(1)
