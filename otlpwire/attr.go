@@ -106,11 +106,6 @@ type attrList struct {
 	self      *schema
 	attrField int32
 	refField  int32 // Resource.entity_refs: validated as EntityRef messages; 0: none
-	// dict resolves string-table references (profiles resources and
-	// scopes; see resolve.go); dictp, when set, points to a copy of it
-	// for the nested values to share.
-	dict  dictRef
-	dictp *dictRef
 }
 
 func (l attrList) reader() segReader {
@@ -134,21 +129,6 @@ func (l attrList) all() iter.Seq2[KeyValue, error] {
 }
 
 func (l attrList) each(yield func(KeyValue, error) bool) {
-	if l.dict.on {
-		stopped := false
-		err := l.eachResolved(func(key []byte, v Value, raw []byte, str bool) bool {
-			kv := KeyValue{key: key, b: raw, dict: v.dict}
-			if str {
-				kv = KeyValue{key: key, b: v.data, str: true}
-			}
-			stopped = !yield(kv, nil)
-			return !stopped
-		})
-		if err != nil && !stopped {
-			yield(KeyValue{}, err)
-		}
-		return
-	}
 	rd := l.reader()
 	for {
 		num, err := rd.nextField()
@@ -192,9 +172,6 @@ func (l attrList) get(key string) (Value, bool, error) {
 // 10% more instructions per request (cachegrind, wirebench's lookup and
 // hash on 10 resources of 10 attributes).
 func (l attrList) find(key string) ([]byte, Value, bool, error) {
-	if l.dict.on {
-		return l.findResolved(key)
-	}
 	rd := l.reader()
 	tag := l.attrTag()
 	var foundKey []byte
@@ -241,9 +218,6 @@ func (l attrList) hash(ver HashVersion) (uint64, error) {
 	if !ver.Valid() {
 		return 0, ErrHashVersion
 	}
-	if l.dict.on {
-		return l.hashResolved(ver)
-	}
 	rd := l.reader()
 	tag := l.attrTag()
 	var sum, n uint64
@@ -288,7 +262,7 @@ func (l attrList) hashKeys(ver HashVersion, keys []string) (uint64, int, error) 
 	if !ver.Valid() {
 		return 0, 0, ErrHashVersion
 	}
-	if len(keys) > 64 || l.dict.on {
+	if len(keys) > 64 {
 		return l.hashKeysEach(ver, keys)
 	}
 	rd := l.reader()

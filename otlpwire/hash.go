@@ -106,8 +106,8 @@ func kvlistSumOf(ver HashVersion, v Value) (sum, n uint64) {
 	if v.dict == nil {
 		return kvlistSum(ver, v.data)
 	}
-	l := attrList{b: v.data, self: &schemaKeyValueList, attrField: 1, dict: *v.dict, dictp: v.dict}
-	_ = l.eachResolved(func(k []byte, e Value, _ []byte, _ bool) bool {
+	l := attrList{b: v.data, self: &schemaKeyValueList, attrField: 1}
+	_ = dictList{l: l, d: *v.dict, p: v.dict}.eachResolved(func(k []byte, e Value, _ []byte, _ bool) bool {
 		sum += attrHash(ver, k, e)
 		n++
 		return true

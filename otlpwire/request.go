@@ -170,11 +170,11 @@ func (d ResourceData) Resource() (Resource, error) {
 		r = NewResource(b)
 	} else {
 		_, res, _ := d.sig.schemas()
-		r = Resource{attrList{b: d.b, outer: res, container: fieldResource, self: &schemaResource,
+		r = Resource{l: attrList{b: d.b, outer: res, container: fieldResource, self: &schemaResource,
 			attrField: fieldResourceAttrs, refField: fieldEntityRefs}}
 	}
 	if d.sig == SignalProfiles {
-		r.l.dict = dictRef{b: d.dict, span: d.span, on: true}
+		r.dict = dictRef{b: d.dict, span: d.span, on: true}
 	}
 	return r, nil
 }
@@ -308,11 +308,12 @@ func (s ScopeData) Scope() (InstrumentationScope, error) {
 	if err := validate(s.b, sc); err != nil {
 		return InstrumentationScope{}, err
 	}
-	l := attrList{b: s.b, outer: sc, container: fieldScope, self: &schemaScope, attrField: fieldScopeAttrs}
+	is := InstrumentationScope{l: attrList{b: s.b, outer: sc, container: fieldScope, self: &schemaScope,
+		attrField: fieldScopeAttrs}}
 	if s.sig == SignalProfiles {
-		l.dict = dictRef{b: s.dict, span: s.span, on: true}
+		is.dict = dictRef{b: s.dict, span: s.span, on: true}
 	}
-	return InstrumentationScope{l}, nil
+	return is, nil
 }
 
 // SchemaURL returns the schema_url of the message (the last occurrence wins).

@@ -77,15 +77,78 @@ type resolvedAttr struct {
 	kref, vref int64
 }
 
-// eachResolved reads the whole list like each, and calls fn with every
-// attribute in order, its key and string value resolved through l.dict;
-// str tells that the value came from the string table. fn returning false
-// stops the walk (without validating the rest).
-func (l attrList) eachResolved(fn func(key []byte, v Value, raw []byte, str bool) bool) error {
+// dictList is an attribute list of a profiles resource or scope (or of a
+// kvlist nested in one) with the dictionary it resolves through; p, when
+// set, points to a copy of d for the nested values to share. The other
+// attribute lists do without it, so that they stay as small as they were.
+type dictList struct {
+	l attrList
+	d dictRef
+	p *dictRef
+}
+
+// each is attrList.each, resolved.
+func (dl dictList) each(yield func(KeyValue, error) bool) {
+	stopped := false
+	err := dl.eachResolved(func(key []byte, v Value, raw []byte, str bool) bool {
+		kv := KeyValue{key: key, b: raw, dict: v.dict}
+		if str {
+			kv = KeyValue{key: key, b: v.data, str: true}
+		}
+		stopped = !yield(kv, nil)
+		return !stopped
+	})
+	if err != nil && !stopped {
+		yield(KeyValue{}, err)
+	}
+}
+
+func (dl dictList) get(key string) (Value, bool, error) {
+	_, v, ok, err := dl.find(key)
+	return v, ok, err
+}
+
+// hashKeys is attrList.hashKeys, resolved: one lookup per distinct key.
+func (dl dictList) hashKeys(ver HashVersion, keys []string) (uint64, int, error) {
+	if !ver.Valid() {
+		return 0, 0, ErrHashVersion
+	}
+	var sum, n uint64
+outer:
+	for i, k := range keys {
+		for _, prev := range keys[:i] {
+			if prev == k {
+				continue outer
+			}
+		}
+		key, v, ok, err := dl.find(k)
+		if err != nil {
+			return 0, 0, err
+		}
+		if ok {
+			sum += attrHash(ver, key, v)
+			n++
+		}
+	}
+	if len(keys) == 0 {
+		// Validate as the other reads do, even with nothing to look up.
+		if _, _, _, err := dl.find(""); err != nil {
+			return 0, 0, err
+		}
+	}
+	return finishHash(sum, n), int(n), nil
+}
+
+// eachResolved reads the whole list like attrList.each, and calls fn with
+// every attribute in order, its key and string value resolved through the
+// dictionary; str tells that the value came from the string table. fn
+// returning false stops the walk (without validating the rest).
+func (dl dictList) eachResolved(fn func(key []byte, v Value, raw []byte, str bool) bool) error {
+	l := dl.l
 	var group [batch]resolvedAttr
 	n := 0
 	flush := func() (bool, error) {
-		if err := l.dict.resolve(group[:n]); err != nil {
+		if err := dl.d.resolve(group[:n]); err != nil {
 			return false, err
 		}
 		for i := range group[:n] {
@@ -119,11 +182,11 @@ func (l attrList) eachResolved(fn func(key []byte, v Value, raw []byte, str bool
 			return err
 		}
 		if v.kind == ValueKindSlice || v.kind == ValueKindMap {
-			if l.dictp == nil {
-				l.dictp = new(dictRef)
-				*l.dictp = l.dict
+			if dl.p == nil {
+				dl.p = new(dictRef)
+				*dl.p = dl.d
 			}
-			v.dict = l.dictp
+			v.dict = dl.p
 			if err := checkNested(v); err != nil {
 				return err
 			}
@@ -215,12 +278,12 @@ func (d dictRef) resolve(group []resolvedAttr) error {
 	return nil
 }
 
-// findResolved is find through the dictionary.
-func (l attrList) findResolved(key string) ([]byte, Value, bool, error) {
+// find is attrList.find, resolved.
+func (dl dictList) find(key string) ([]byte, Value, bool, error) {
 	var foundKey []byte
 	var found Value
 	seen := false
-	err := l.eachResolved(func(k []byte, v Value, _ []byte, _ bool) bool {
+	err := dl.eachResolved(func(k []byte, v Value, _ []byte, _ bool) bool {
 		if !seen && string(k) == key {
 			foundKey, found, seen = k, v, true
 		}
@@ -232,10 +295,13 @@ func (l attrList) findResolved(key string) ([]byte, Value, bool, error) {
 	return foundKey, found, seen, nil
 }
 
-// hashResolved is hash through the dictionary.
-func (l attrList) hashResolved(ver HashVersion) (uint64, error) {
+// hash is attrList.hash, resolved.
+func (dl dictList) hash(ver HashVersion) (uint64, error) {
+	if !ver.Valid() {
+		return 0, ErrHashVersion
+	}
 	var sum, n uint64
-	err := l.eachResolved(func(k []byte, v Value, _ []byte, _ bool) bool {
+	err := dl.eachResolved(func(k []byte, v Value, _ []byte, _ bool) bool {
 		sum += attrHash(ver, k, v)
 		n++
 		return true

@@ -256,7 +256,8 @@ func (v Value) Map() iter.Seq2[KeyValue, error] {
 		if v.kind == ValueKindMap {
 			l := attrList{b: v.data, self: &schemaKeyValueList, attrField: 1}
 			if v.dict != nil {
-				l.dict, l.dictp = *v.dict, v.dict
+				dictList{l: l, d: *v.dict, p: v.dict}.each(yield)
+				return
 			}
 			l.each(yield)
 		}
