@@ -147,7 +147,7 @@ func (d ResourceData) Signal() Signal { return d.sig }
 // the request.
 func (d ResourceData) Bytes() []byte { return d.b }
 
-// ItemCount returns the number of spans, data points or log records under
+// ItemCount returns the number of spans, data points, log records or samples under
 // this resource, counted as pdata counts them (see Request.ItemCount).
 func (d ResourceData) ItemCount() (int, error) {
 	if !d.sig.valid() {
@@ -279,7 +279,9 @@ type ScopeData struct {
 }
 
 // NewScopeData returns a view of b, the encoding of one ScopeSpans,
-// ScopeMetrics or ScopeLogs message (without tag and length).
+// ScopeMetrics, ScopeLogs or ScopeProfiles message (without tag and
+// length). A ScopeProfiles made this way has no dictionary to resolve its
+// scope's attributes through; ResourceData.Scopes yields ones that do.
 func NewScopeData(sig Signal, b []byte) ScopeData { return ScopeData{sig: sig, b: b} }
 
 // Signal returns the signal of the request the scope belongs to.
@@ -288,7 +290,7 @@ func (s ScopeData) Signal() Signal { return s.sig }
 // Bytes returns the encoded message, without its tag and length.
 func (s ScopeData) Bytes() []byte { return s.b }
 
-// ItemCount returns the number of spans, data points or log records in the
+// ItemCount returns the number of spans, data points, log records or samples in the
 // scope, counted as pdata counts them.
 func (s ScopeData) ItemCount() (int, error) {
 	if !s.sig.valid() {

@@ -60,7 +60,8 @@ type Chunk struct {
 	// may alias the scratch buffer and is valid only until the next
 	// iteration step.
 	Request []byte
-	// ItemCount is the number of spans, data points or log records in it.
+	// ItemCount is the number of spans, data points, log records or
+	// profile samples in it.
 	ItemCount int
 }
 
