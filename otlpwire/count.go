@@ -8,6 +8,10 @@ package otlpwire
 // because that is where data points live.
 
 func countResource(sig Signal, b []byte) (int, error) {
+	if sig == SignalProfiles {
+		n, _, err := countResourceProfiles(b)
+		return n, err
+	}
 	_, res, sc := sig.schemas()
 	rd := newReader(b, res)
 	var current, deprecated int
@@ -43,6 +47,10 @@ func countResource(sig Signal, b []byte) (int, error) {
 // countScope counts the items of one ScopeSpans, ScopeMetrics or ScopeLogs
 // message b, whose schema is sc.
 func countScope(sig Signal, sc *schema, b []byte) (int, error) {
+	if sig == SignalProfiles {
+		n, _, err := countScopeProfiles(b)
+		return n, err
+	}
 	if sig != SignalMetrics {
 		return countField(b, sc, fieldItems)
 	}

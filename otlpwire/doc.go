@@ -4,9 +4,11 @@
 // their protobuf bytes, without building pdata.
 //
 // A Request views the bytes of an ExportTraceServiceRequest,
-// ExportMetricsServiceRequest or ExportLogsServiceRequest (TracesData,
-// MetricsData and LogsData share the layout). From it one reaches, without
-// copying, each ResourceData (ResourceSpans, ResourceMetrics, ResourceLogs),
+// ExportMetricsServiceRequest, ExportLogsServiceRequest or
+// ExportProfilesServiceRequest (TracesData, MetricsData, LogsData and
+// ProfilesData share the layout). From it one reaches, without copying,
+// each ResourceData (ResourceSpans, ResourceMetrics, ResourceLogs,
+// ResourceProfiles),
 // its Resource and attributes (KeyValue, Value), each ScopeData with its
 // InstrumentationScope, and the items: ScopeData.Spans (Span with SpanEvent,
 // SpanLink and SpanStatus), ScopeData.LogRecords (LogRecord) and
@@ -15,6 +17,23 @@
 // are plain byte slices: each accessor scans the item for its field, so
 // reading one or two fields per item is cheap and reading all of them costs
 // about what decoding with pdata does, without allocating.
+//
+// # Profiles
+//
+// The profiles signal (SignalProfiles) follows the layout named by
+// ProfilesProtoVersion, the one pdata v1.71.0 and pprofile v0.165.0 read;
+// the profiles proto is still in development, and bytes laid out by another
+// version are refused with an error matching ErrProfilesVersion rather than
+// misread. Its items are samples: ItemCount equals pprofile's
+// Profiles.SampleCount, and ProfileCount counts profiles. A profiles request
+// carries a dictionary that its resources share; the ResourceData it yields
+// carry it, AppendRequest and SplitResource write it into every request they
+// build (SplitResource cuts between profiles, never inside one), and
+// AppendRequestPruned writes it pruned to what the resource references,
+// keeping every index, so that no sample is re-encoded. The attributes of a
+// profiles resource or scope resolve keys and string values written as
+// string-table references (as pdata's marshaller writes them), so lookups
+// and hashes equal those of the same resource in another signal.
 //
 // # Agreement with pdata
 //
@@ -135,7 +154,12 @@
 // errors [ErrMalformed], [ErrUnsupported], [ErrItemTooLarge] and
 // [ErrHashVersion].
 //
-// Experimental: the rest, notably [ScopeData] and [InstrumentationScope],
+// Experimental: the profiles signal as a whole ([SignalProfiles] and
+// everything specific to it: [ProfilesProtoVersion], [ErrProfilesVersion],
+// [ErrProfileTooLarge], [NewProfilesResourceData], the ProfileCount
+// methods, [AppendResource], [AppendDictionary], [AppendRequestPruned] and
+// [PruneScratch]), since its proto is still in development; and the rest,
+// notably [ScopeData] and [InstrumentationScope],
 // every item view (Span, LogRecord, Metric, the data points, Exemplar and
 // their parts), [Value]'s other accessors, the [ParseError] fields,
 // [NewValue], [NewResource], [NewScopeData], [RequestSize],

@@ -36,7 +36,7 @@ func TestViewsOfAnUnknownSignal(t *testing.T) {
 			t.Errorf("%s: %v, want ErrUnknownSignal", what, err)
 		}
 	}
-	for _, sig := range []Signal{0, 4, 200} {
+	for _, sig := range []Signal{0, 5, 200} {
 		rd := NewResourceData(sig, b)
 		_, err := rd.ItemCount()
 		is("ResourceData.ItemCount", err)

@@ -106,7 +106,7 @@ func goldenVectors(t *testing.T) []goldenVector {
 
 func (v goldenVector) signal(t *testing.T) Signal {
 	t.Helper()
-	for _, s := range signals {
+	for _, s := range append(signals, SignalProfiles) {
 		if s.String() == v.Signal {
 			return s
 		}
@@ -125,6 +125,11 @@ var goldenReasons = map[string]error{
 	"bad_wire":   errBadWire,
 	"group":      errGroup,
 	"bad_length": errBadLength,
+	// Profiles laid out by another version of their proto (pdata may
+	// accept them, skipping the fields it does not know), and string
+	// references pdata cannot resolve.
+	"profiles_version": ErrProfilesVersion,
+	"strindex":         errStrindex,
 }
 
 // The golden file must cover what it claims: every signal, every metric
@@ -150,7 +155,8 @@ func TestGoldenCoverage(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"traces", "metrics", "logs",
+	for _, want := range []string{"traces", "metrics", "logs", "profiles", "profiles-shared/pdata",
+		"profiles-shared/dictionary-split", "profiles-empty/hand",
 		"traces/pdata", "traces/sdk", "metrics/pdata", "metrics/sdk", "logs/pdata", "logs/sdk",
 		"logs/deprecated1000", "edge/deprecated-1000-only", "edge/deprecated-1000-after-2",
 		"type:Gauge", "type:Sum", "type:Histogram", "type:ExponentialHistogram", "type:Summary",
@@ -231,15 +237,18 @@ func TestGoldenMalformed(t *testing.T) {
 			continue
 		}
 		t.Run(v.Name, func(t *testing.T) {
-			if v.PdataAccepts {
-				t.Fatal("pdata accepts it: not malformed")
-			}
 			reason, ok := goldenReasons[v.Error]
 			if !ok {
 				t.Fatalf("unknown reason %q", v.Error)
 			}
+			if v.PdataAccepts && reason != ErrProfilesVersion {
+				t.Fatal("pdata accepts it: not malformed")
+			}
 			req := NewRequest(v.signal(t), v.Request)
 			switch v.ErrorAt {
+			case "strindex":
+				checkStrindexResource(t, req)
+				return
 			case "resource":
 				checkMalformedResource(t, req, reason)
 				return
@@ -270,8 +279,8 @@ func TestGoldenMalformed(t *testing.T) {
 				}
 			}
 			n, err := req.ItemCount()
-			if !errors.Is(err, ErrMalformed) || !errors.Is(err, reason) || n != 0 {
-				t.Fatalf("ItemCount = %d, %v; want 0 and ErrMalformed, %v", n, err, reason)
+			if errors.Is(err, ErrMalformed) == v.PdataAccepts || !errors.Is(err, reason) || n != 0 {
+				t.Fatalf("ItemCount = %d, %v; want 0 and %v (ErrMalformed: %v)", n, err, reason, !v.PdataAccepts)
 			}
 			if errors.Is(err, ErrUnsupported) != (reason == errGroup) {
 				t.Fatalf("ItemCount error %v: ErrUnsupported is for groups alone", err)
@@ -300,7 +309,7 @@ func TestGoldenMalformed(t *testing.T) {
 					break
 				}
 			}
-			if !errors.Is(found, ErrMalformed) || !errors.Is(found, reason) {
+			if errors.Is(found, ErrMalformed) == v.PdataAccepts || !errors.Is(found, reason) {
 				t.Fatalf("walking the resources: %v, want %v", found, reason)
 			}
 		})
@@ -640,6 +649,9 @@ func itemKeys(t *testing.T, sig Signal, req []byte) [][]string {
 				}
 			}
 		}
+		if sig == SignalProfiles {
+			keys = append(keys, sampleKeys(t, rd)...)
+		}
 		out = append(out, keys)
 	}
 	return out
@@ -788,6 +800,8 @@ func scopeIsEmpty(sd ScopeData) bool {
 		for range sd.Metrics() {
 			return false
 		}
+	case SignalProfiles:
+		return must(sd.ProfileCount()) == 0
 	}
 	return true
 }

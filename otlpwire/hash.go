@@ -91,13 +91,28 @@ func hashValue(h uint64, v Value) uint64 {
 		}
 		return h
 	case ValueKindMap:
-		sum, n := kvlistSum(HashV1, v.data)
+		sum, n := kvlistSumOf(HashV1, v)
 		return fnvUint64(fnvUvarint(fnvByte(h, codeKVList), n), sum)
 	case ValueKindBytes:
 		h = fnvUvarint(fnvByte(h, codeBytes), uint64(len(v.data)))
 		return fnvBytes(h, v.data)
 	}
 	return h
+}
+
+// kvlistSumOf is kvlistSum of a kvlist value, resolving the references of
+// one from a profiles resource or scope.
+func kvlistSumOf(ver HashVersion, v Value) (sum, n uint64) {
+	if v.dict == nil {
+		return kvlistSum(ver, v.data)
+	}
+	l := attrList{b: v.data, self: &schemaKeyValueList, attrField: 1}
+	_ = dictList{l: l, d: *v.dict, p: v.dict}.eachResolved(func(k []byte, e Value, _ []byte, _ bool) bool {
+		sum += attrHash(ver, k, e)
+		n++
+		return true
+	})
+	return sum, n
 }
 
 // kvlistSum returns the wrapping sum of the attribute hashes (version ver)

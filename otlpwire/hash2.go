@@ -106,7 +106,7 @@ func hashValue2(h uint64, v Value) uint64 {
 		}
 		return h
 	case ValueKindMap:
-		sum, n := kvlistSum(HashV2, v.data)
+		sum, n := kvlistSumOf(HashV2, v)
 		return fold(header2(h, n<<8|codeKVList)^sum, v2WordMul)
 	}
 	return absorb2(h, codeEmpty, nil)

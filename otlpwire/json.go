@@ -70,6 +70,9 @@ func appendJSONValue(dst []byte, v Value, depth int) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	case ValueKindMap:
+		if v.dict != nil {
+			return appendJSONMapResolved(dst, v, depth)
+		}
 		return appendJSONMap(dst, v.data, depth)
 	}
 	return dst, nil

@@ -9,6 +9,11 @@ import "encoding/binary"
 type KeyValue struct {
 	key []byte
 	b   []byte
+	// str: b is the attribute's string value, resolved through the
+	// dictionary of a profiles request, rather than the KeyValue encoding.
+	str bool
+	// dict resolves the references in b's value (profiles only).
+	dict *dictRef
 }
 
 // parseKV reads one KeyValue in a single pass: it validates it completely,
@@ -148,6 +153,9 @@ func (kv KeyValue) KeyBytes() []byte { return kv.key }
 // Value decodes the attribute value. An attribute without a value has an
 // empty Value (ValueKindEmpty).
 func (kv KeyValue) Value() (Value, error) {
+	if kv.str {
+		return Value{kind: ValueKindStr, data: kv.b}, nil
+	}
 	var v Value
 	rd := newReader(kv.b, &schemaKeyValue)
 	for {
@@ -156,6 +164,9 @@ func (kv KeyValue) Value() (Value, error) {
 			return Value{}, err
 		}
 		if !ok {
+			if kv.dict != nil {
+				return kv.dict.resolveValue(v)
+			}
 			return v, nil
 		}
 		// Several value fields merge: the last oneof member wins overall.

@@ -5,9 +5,10 @@ package otlpwire
 import "iter"
 
 // Request is a read-only view of the bytes of an ExportTraceServiceRequest,
-// ExportMetricsServiceRequest or ExportLogsServiceRequest (equivalently
-// TracesData, MetricsData or LogsData, which share the layout). It never
-// copies or retains anything but the slice it was given.
+// ExportMetricsServiceRequest, ExportLogsServiceRequest or
+// ExportProfilesServiceRequest (equivalently TracesData, MetricsData,
+// LogsData or ProfilesData, which share the layout). It never copies or
+// retains anything but the slice it was given.
 type Request struct {
 	sig Signal
 	b   []byte
@@ -24,9 +25,12 @@ func (r Request) Signal() Signal { return r.sig }
 // Bytes returns the request bytes.
 func (r Request) Bytes() []byte { return r.b }
 
-// ItemCount returns the number of spans, data points or log records in the
-// request: the value pdata's SpanCount, DataPointCount or LogRecordCount
-// reports after an OTLP receiver has unmarshalled the same bytes.
+// ItemCount returns the number of spans, data points, log records or
+// profile samples in the request: the value pdata's SpanCount,
+// DataPointCount, LogRecordCount or SampleCount reports after an OTLP
+// receiver has unmarshalled the same bytes. For profiles it also validates
+// the top level of the dictionary and the first sample of each profile
+// against the pinned layout (see ErrProfilesVersion).
 func (r Request) ItemCount() (int, error) {
 	items, _, err := r.ItemAndResourceCount()
 	return items, err
@@ -51,19 +55,27 @@ func (r Request) ItemAndResourceCount() (items, resources int, err error) {
 		if num == 0 {
 			return items, resources, nil
 		}
-		if num == fieldRequestEntries {
+		switch {
+		case num == fieldRequestEntries:
 			n, err := countResource(r.sig, rd.data)
 			if err != nil {
 				return 0, 0, err
 			}
 			items += n
 			resources++
+		case num == fieldProfilesDictionary && r.sig == SignalProfiles:
+			if err := validate(rd.data, &schemaDictionary); err != nil {
+				return 0, 0, err
+			}
 		}
 	}
 }
 
-// Resources iterates over the ResourceSpans, ResourceMetrics or ResourceLogs
-// messages of the request, in wire order. After an error it stops.
+// Resources iterates over the ResourceSpans, ResourceMetrics, ResourceLogs
+// or ResourceProfiles messages of the request, in wire order. After an
+// error it stops. For profiles it first finds the request's dictionary,
+// wherever it lies, and validates its top level; every ResourceData it
+// yields carries it.
 func (r Request) Resources() iter.Seq2[ResourceData, error] {
 	// The closure stays tiny so that the iterator inlines and does not escape.
 	return func(yield func(ResourceData, error) bool) { r.resources(yield) }
@@ -72,6 +84,10 @@ func (r Request) Resources() iter.Seq2[ResourceData, error] {
 func (r Request) resources(yield func(ResourceData, error) bool) {
 	if !r.sig.valid() {
 		yield(ResourceData{}, ErrUnknownSignal)
+		return
+	}
+	if r.sig == SignalProfiles {
+		r.profileResources(yield)
 		return
 	}
 	pos := 0
@@ -104,15 +120,24 @@ func (r Request) resources(yield func(ResourceData, error) bool) {
 	}
 }
 
-// ResourceData is a view of one ResourceSpans, ResourceMetrics or
-// ResourceLogs message.
+// ResourceData is a view of one ResourceSpans, ResourceMetrics,
+// ResourceLogs or ResourceProfiles message. A ResourceProfiles view also
+// holds the dictionary of the request it came from, which its samples
+// reference and which AppendRequest, RequestSize and SplitResource include.
 type ResourceData struct {
 	sig Signal
-	b   []byte
+	// span: dict is the run of request fields from the first dictionary
+	// field to the last (tags included), for a request holding several;
+	// otherwise dict is the payload of the request's only dictionary.
+	span bool
+	b    []byte
+	dict []byte
 }
 
 // NewResourceData returns a view of b, the encoding of one ResourceSpans,
-// ResourceMetrics or ResourceLogs message (without tag and length).
+// ResourceMetrics, ResourceLogs or ResourceProfiles message (without tag
+// and length). A ResourceProfiles made this way has no dictionary; see
+// NewProfilesResourceData.
 func NewResourceData(sig Signal, b []byte) ResourceData { return ResourceData{sig: sig, b: b} }
 
 // Signal returns the signal of the request the resource belongs to.
@@ -122,7 +147,7 @@ func (d ResourceData) Signal() Signal { return d.sig }
 // the request.
 func (d ResourceData) Bytes() []byte { return d.b }
 
-// ItemCount returns the number of spans, data points or log records under
+// ItemCount returns the number of spans, data points, log records or samples under
 // this resource, counted as pdata counts them (see Request.ItemCount).
 func (d ResourceData) ItemCount() (int, error) {
 	if !d.sig.valid() {
@@ -139,13 +164,19 @@ func (d ResourceData) Resource() (Resource, error) {
 	if err != nil {
 		return Resource{}, err
 	}
+	var r Resource
 	if n <= 1 {
 		// One occurrence (or none): the resource is that message alone.
-		return NewResource(b), nil
+		r = NewResource(b)
+	} else {
+		_, res, _ := d.sig.schemas()
+		r = Resource{l: attrList{b: d.b, outer: res, container: fieldResource, self: &schemaResource,
+			attrField: fieldResourceAttrs, refField: fieldEntityRefs}}
 	}
-	_, res, _ := d.sig.schemas()
-	return Resource{attrList{b: d.b, outer: res, container: fieldResource, self: &schemaResource,
-		attrField: fieldResourceAttrs, refField: fieldEntityRefs}}, nil
+	if d.sig == SignalProfiles {
+		r.dict = dictRef{b: d.dict, span: d.span, on: true}
+	}
+	return r, nil
 }
 
 // SchemaURL returns the schema_url of the message (the last occurrence wins).
@@ -179,7 +210,7 @@ func (d ResourceData) scopes(yield func(ScopeData, error) bool) {
 		if !ok {
 			return
 		}
-		if f.num == want && !yield(ScopeData{sig: d.sig, b: f.data}, nil) {
+		if f.num == want && !yield(ScopeData{sig: d.sig, b: f.data, dict: d.dict, span: d.span}, nil) {
 			return
 		}
 	}
@@ -222,19 +253,35 @@ func (d ResourceData) layout() (scopes int32, resource []byte, resources int, er
 			resources++
 		case fieldScopes:
 			scopes = fieldScopes
+		case fieldSchemaURL:
+		default:
+			if d.sig == SignalProfiles {
+				// lenField reads any LEN field; the profiles layout
+				// refuses the numbers it does not define.
+				rd := newReader(d.b, &schemaResourceProfiles)
+				rd.pos = pos
+				_, err = rd.nextField()
+				return 0, nil, 0, err
+			}
 		}
 		pos = next
 	}
 }
 
-// ScopeData is a view of one ScopeSpans, ScopeMetrics or ScopeLogs message.
+// ScopeData is a view of one ScopeSpans, ScopeMetrics, ScopeLogs or
+// ScopeProfiles message. One that ResourceData.Scopes yields for a profiles
+// resource holds the request's dictionary, like the ResourceData.
 type ScopeData struct {
-	sig Signal
-	b   []byte
+	sig  Signal
+	span bool // as in ResourceData
+	b    []byte
+	dict []byte
 }
 
 // NewScopeData returns a view of b, the encoding of one ScopeSpans,
-// ScopeMetrics or ScopeLogs message (without tag and length).
+// ScopeMetrics, ScopeLogs or ScopeProfiles message (without tag and
+// length). A ScopeProfiles made this way has no dictionary to resolve its
+// scope's attributes through; ResourceData.Scopes yields ones that do.
 func NewScopeData(sig Signal, b []byte) ScopeData { return ScopeData{sig: sig, b: b} }
 
 // Signal returns the signal of the request the scope belongs to.
@@ -243,7 +290,7 @@ func (s ScopeData) Signal() Signal { return s.sig }
 // Bytes returns the encoded message, without its tag and length.
 func (s ScopeData) Bytes() []byte { return s.b }
 
-// ItemCount returns the number of spans, data points or log records in the
+// ItemCount returns the number of spans, data points, log records or samples in the
 // scope, counted as pdata counts them.
 func (s ScopeData) ItemCount() (int, error) {
 	if !s.sig.valid() {
@@ -263,8 +310,12 @@ func (s ScopeData) Scope() (InstrumentationScope, error) {
 	if err := validate(s.b, sc); err != nil {
 		return InstrumentationScope{}, err
 	}
-	return InstrumentationScope{attrList{b: s.b, outer: sc, container: fieldScope, self: &schemaScope,
-		attrField: fieldScopeAttrs}}, nil
+	is := InstrumentationScope{l: attrList{b: s.b, outer: sc, container: fieldScope, self: &schemaScope,
+		attrField: fieldScopeAttrs}}
+	if s.sig == SignalProfiles {
+		is.dict = dictRef{b: s.dict, span: s.span, on: true}
+	}
+	return is, nil
 }
 
 // SchemaURL returns the schema_url of the message (the last occurrence wins).

@@ -14,6 +14,9 @@ const (
 	// Packed repeated scalars: LEN (packed) or one element.
 	expPackedI64    = 10
 	expPackedVarint = 11
+	// A field number the pinned profiles layout does not define, in a
+	// message of that layout: refused (see ErrProfilesVersion).
+	expRefused = 12
 )
 
 // schema names a message and lists what its known fields must look like.
@@ -21,6 +24,10 @@ type schema struct {
 	name    string
 	known   [17]uint8 // indexed by field number
 	has1000 bool      // field 1000 is a known LEN field (deprecated scopes)
+	// strict marks the messages of the profiles layout: a field number
+	// they do not define is refused rather than skipped (known holds
+	// expRefused for those below 17).
+	strict bool
 }
 
 // allowed maps an expectation to the set of wire types (bit 1<<type) it
@@ -33,6 +40,7 @@ var allowed = [...]uint8{
 	expI32:          1 << wireI32,
 	expPackedI64:    1<<wireLen | 1<<wireI64,
 	expPackedVarint: 1<<wireLen | 1<<wireVarint,
+	expRefused:      0,
 }
 
 func (s *schema) accepts(num int32, typ uint8) bool {
@@ -41,6 +49,8 @@ func (s *schema) accepts(num int32, typ uint8) bool {
 		e = s.known[num]
 	} else if num == 1000 && s.has1000 {
 		e = expLen
+	} else if s.strict {
+		e = expRefused
 	}
 	return allowed[e]>>typ&1 != 0
 }

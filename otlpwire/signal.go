@@ -11,18 +11,21 @@ import (
 // ones SDP uses in its signal field.
 type Signal uint8
 
-// The three OTLP signals.
+// The four OTLP signals. SignalProfiles is the profiles signal of the proto
+// layout pinned by ProfilesProtoVersion.
 const (
-	SignalTraces  Signal = 1
-	SignalMetrics Signal = 2
-	SignalLogs    Signal = 3
+	SignalTraces   Signal = 1
+	SignalMetrics  Signal = 2
+	SignalLogs     Signal = 3
+	SignalProfiles Signal = 4
 )
 
 // ErrUnknownSignal is returned by operations on a Request or ResourceData whose
-// Signal is not one of SignalTraces, SignalMetrics or SignalLogs.
+// Signal is not one of SignalTraces, SignalMetrics, SignalLogs or
+// SignalProfiles.
 var ErrUnknownSignal = errors.New("otlpwire: unknown signal")
 
-// String returns "traces", "metrics" or "logs".
+// String returns "traces", "metrics", "logs" or "profiles".
 func (s Signal) String() string {
 	switch s {
 	case SignalTraces:
@@ -31,11 +34,13 @@ func (s Signal) String() string {
 		return "metrics"
 	case SignalLogs:
 		return "logs"
+	case SignalProfiles:
+		return "profiles"
 	}
 	return "Signal(" + strconv.Itoa(int(s)) + ")"
 }
 
-func (s Signal) valid() bool { return s >= SignalTraces && s <= SignalLogs }
+func (s Signal) valid() bool { return s >= SignalTraces && s <= SignalProfiles }
 
 // schemas returns the request, ResourceX and ScopeX schemas of s; s must be valid.
 func (s Signal) schemas() (req, res, scope *schema) {
@@ -44,6 +49,8 @@ func (s Signal) schemas() (req, res, scope *schema) {
 		return &schemaTracesRequest, &schemaResourceSpans, &schemaScopeSpans
 	case SignalMetrics:
 		return &schemaMetricsRequest, &schemaResourceMetrics, &schemaScopeMetrics
+	case SignalProfiles:
+		return &schemaProfilesRequest, &schemaResourceProfiles, &schemaScopeProfiles
 	default:
 		return &schemaLogsRequest, &schemaResourceLogs, &schemaScopeLogs
 	}

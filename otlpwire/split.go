@@ -16,18 +16,39 @@ var ErrItemTooLarge = errors.New("otlpwire: item does not fit the size limit")
 const requestTag = 0x0a
 
 // RequestSize returns the size of the request AppendRequest(nil, d) builds.
-func RequestSize(d ResourceData) int { return envelopeSize(len(d.b)) }
+func RequestSize(d ResourceData) int {
+	n := envelopeSize(len(d.b))
+	if len(d.dict) != 0 {
+		n += dictionarySize(d)
+	}
+	return n
+}
 
 // envelopeSize is the size of a one-byte tag, a length and n bytes.
 func envelopeSize(n int) int { return 1 + sizeVarint(uint64(n)) + n }
 
 // AppendRequest appends to dst a complete Export*ServiceRequest holding d
-// alone (field-1 tag, length, d.Bytes()) and returns the extended slice.
-// Appending several ResourceData to the same request (starting from its
-// first byte) yields one request holding all of them, since a request is
-// nothing but its repeated field 1. It allocates only when dst lacks
-// capacity.
+// alone (field-1 tag, length, d.Bytes(), and for profiles the dictionary
+// after it) and returns the extended slice. At most 11 bytes precede
+// d.Bytes(). For traces, metrics and logs, appending several ResourceData
+// to the same request (starting from its first byte) yields one request
+// holding all of them, since such a request is nothing but its repeated
+// field 1; for profiles it does not (each copy of the dictionary would
+// shift the indices of the next): use AppendResource for each resource and
+// AppendDictionary once. It allocates only when dst lacks capacity.
 func AppendRequest(dst []byte, d ResourceData) []byte {
+	dst = AppendResource(dst, d)
+	if len(d.dict) != 0 {
+		dst = AppendDictionary(dst, d)
+	}
+	return dst
+}
+
+// AppendResource appends to dst the request field holding d (field-1 tag,
+// length, d.Bytes()) without the dictionary of a profiles resource, and
+// returns the extended slice. For traces, metrics and logs it is
+// AppendRequest.
+func AppendResource(dst []byte, d ResourceData) []byte {
 	dst = append(dst, requestTag)
 	dst = appendVarint(dst, uint64(len(d.b)))
 	return append(dst, d.b...)
@@ -39,7 +60,8 @@ type Chunk struct {
 	// may alias the scratch buffer and is valid only until the next
 	// iteration step.
 	Request []byte
-	// ItemCount is the number of spans, data points or log records in it.
+	// ItemCount is the number of spans, data points, log records or
+	// profile samples in it.
 	ItemCount int
 }
 
@@ -50,6 +72,12 @@ type Chunk struct {
 // between its items (and, for metrics, a metric that does not fit alone is
 // cut between its data points), each piece keeping the resource, scope and
 // metric envelope. Item bytes are copied verbatim, never re-encoded.
+//
+// A profiles resource is cut between its profiles, never inside one: every
+// request ends with the whole dictionary of d (so its size counts against
+// the limit in every chunk), and ItemCount is the samples it holds. A
+// profile that does not fit with its envelope and the dictionary yields an
+// error matching ErrProfileTooLarge (and ErrItemTooLarge).
 //
 // Deprecated scopes (field 1000) that pdata would ignore, because the
 // resource also has scopes in field 2, are not copied when splitting. If a
@@ -72,7 +100,7 @@ func SplitResource(d ResourceData, maxRequestBytes int, scratch []byte) iter.Seq
 		_, res, sc := d.sig.schemas()
 		s := splitter{
 			sig: d.sig, rx: d.b, res: res, scope: sc, max: maxRequestBytes,
-			scopeField: want, buf: scratch, yield: yield,
+			scopeField: want, buf: scratch, yield: yield, d: d, tail: dictionarySize(d),
 		}
 		s.run()
 	}
@@ -130,6 +158,10 @@ type splitter struct {
 	yielded    bool
 	yield      func(Chunk, error) bool
 	stopped    bool
+	// d is the resource being cut; tail is the size of its dictionary,
+	// which every chunk of a profiles resource ends with.
+	d    ResourceData
+	tail int
 }
 
 func (s *splitter) run() {
@@ -183,7 +215,7 @@ func isPointField(n int32) bool { return n == 1 }
 // fits reports whether n more bytes of resource content keep the chunk
 // within the limit.
 func (s *splitter) fits(n int) bool {
-	return envelopeSize(len(s.buf)-s.base-reserve+n) <= s.max
+	return envelopeSize(len(s.buf)-s.base-reserve+n)+s.tail <= s.max
 }
 
 // reset starts an empty chunk after the stash.
@@ -212,6 +244,9 @@ func (s *splitter) flush() {
 	start := s.base + reserve - 1 - sizeVarint(uint64(content))
 	s.buf[start] = requestTag
 	putVarint(s.buf[start+1:s.base+reserve], uint64(content))
+	if s.tail != 0 {
+		s.buf = AppendDictionary(s.buf, s.d)
+	}
 	s.yielded = true
 	if !s.yield(Chunk{Request: s.buf[start:], ItemCount: s.items}, nil) {
 		s.stopped = true
@@ -221,6 +256,11 @@ func (s *splitter) flush() {
 }
 
 func (s *splitter) fail() {
+	if s.sig == SignalProfiles {
+		s.yield(Chunk{}, ErrProfileTooLarge)
+		s.stopped = true
+		return
+	}
 	s.yield(Chunk{}, ErrItemTooLarge)
 	s.stopped = true
 }
@@ -259,8 +299,11 @@ func (s *splitter) splitScope(sc []byte) {
 		sawItem = true
 		size := f.end - f.start
 		n := 1
-		if s.sig == SignalMetrics {
+		switch s.sig {
+		case SignalMetrics:
 			n, _ = countMetric(f.data)
+		case SignalProfiles:
+			n, _ = countProfile(f.data)
 		}
 		if !s.fits(scopeEntry(headLen + pendLen + size)) {
 			if pendN > 0 {

@@ -54,7 +54,13 @@ func (k ValueKind) String() string {
 // request bytes.
 type Value struct {
 	kind ValueKind
+	// ref marks an empty value read from string_value_strindex, num holding
+	// the index: the views of a profiles resource resolve it.
+	ref  bool
 	data []byte
+	// dict resolves the string-table references nested in an array or
+	// kvlist value of a profiles resource or scope; nil elsewhere.
+	dict *dictRef
 	num  uint64
 }
 
@@ -164,8 +170,10 @@ func (v *Value) set(num int32, rd *reader) {
 	case 7:
 		*v = Value{kind: ValueKindBytes, data: rd.data}
 	case 8:
-		// A string-table index: pdata exposes it as an empty value.
-		*v = Value{}
+		// A string-table index: pdata exposes it as an empty value,
+		// except in the attributes of a profiles resource or scope,
+		// which it resolves through the dictionary (see resolve.go).
+		*v = Value{ref: true, num: rd.val}
 	}
 }
 
@@ -232,6 +240,9 @@ func (v Value) elements(yield func(Value, error) bool) {
 		}
 		var e Value
 		err = e.merge(f.data)
+		if err == nil && v.dict != nil {
+			e, err = v.dict.resolveValue(e)
+		}
 		if !yield(e, err) || err != nil {
 			return
 		}
@@ -243,7 +254,12 @@ func (v Value) elements(yield func(Value, error) bool) {
 func (v Value) Map() iter.Seq2[KeyValue, error] {
 	return func(yield func(KeyValue, error) bool) {
 		if v.kind == ValueKindMap {
-			attrList{b: v.data, self: &schemaKeyValueList, attrField: 1}.each(yield)
+			l := attrList{b: v.data, self: &schemaKeyValueList, attrField: 1}
+			if v.dict != nil {
+				dictList{l: l, d: *v.dict, p: v.dict}.each(yield)
+				return
+			}
+			l.each(yield)
 		}
 	}
 }

@@ -57,6 +57,10 @@ type ParseError struct {
 
 // Error implements error.
 func (e *ParseError) Error() string {
+	if v, ok := e.reason.(*versionReason); ok {
+		return "otlpwire: profiles of another proto version: " + e.Message + " at byte " +
+			strconv.Itoa(e.Offset) + ": " + v.Error()
+	}
 	s := "otlpwire: malformed " + e.Message + " at byte " + strconv.Itoa(e.Offset)
 	if e.Field != 0 {
 		s += " (field " + strconv.Itoa(int(e.Field)) + ")"
@@ -65,8 +69,18 @@ func (e *ParseError) Error() string {
 }
 
 // Unwrap lets errors.Is match both ErrMalformed and the specific reason.
-// Groups and deep nesting also match ErrUnsupported.
+// Groups and deep nesting also match ErrUnsupported. A field of the
+// profiles layout with a wire type the pinned version does not give it
+// matches ErrProfilesVersion too; a field number that version does not
+// define (which pdata would skip) matches ErrProfilesVersion and not
+// ErrMalformed.
 func (e *ParseError) Unwrap() []error {
+	if v, ok := e.reason.(*versionReason); ok {
+		if v.expected == expRefused {
+			return []error{ErrProfilesVersion, v}
+		}
+		return []error{ErrMalformed, ErrProfilesVersion, errWireType, v}
+	}
 	if e.reason == errGroup || e.reason == errTooDeep {
 		return []error{ErrMalformed, ErrUnsupported, e.reason}
 	}
@@ -225,6 +239,9 @@ func (r *reader) next() (f field, ok bool, err error) {
 }
 
 func (r *reader) fail(off int, num int32, reason error) error {
+	if reason == errWireType && r.s.strict {
+		reason = r.s.versionReason(num, r.b, off)
+	}
 	return malformed(r.s.name, off, num, reason)
 }
 

@@ -65,7 +65,7 @@ type (
 	}
 	vector struct {
 		Name    string `json:"name"`
-		Signal  string `json:"signal"` // "traces", "metrics" or "logs"
+		Signal  string `json:"signal"` // "traces", "metrics", "logs" or "profiles"
 		Request []byte `json:"request"`
 		// Error is the otlpwire reason a malformed request must give with
 		// ErrMalformed ("" for valid requests); PdataAccepts is pdata's verdict.
@@ -269,6 +269,8 @@ func decode(sig string, b []byte) (decoded, error) {
 			d.resources = append(d.resources, r)
 		}
 		return d, nil
+	case "profiles":
+		return decodeProfiles(b)
 	}
 	panic("unknown signal " + sig)
 }
@@ -384,6 +386,7 @@ func vectors() []source {
 	out = append(out, tracesVectors()...)
 	out = append(out, metricsVectors()...)
 	out = append(out, logsVectors()...)
+	out = append(out, profilesVectors()...)
 	out = append(out, edgeVectors()...)
 	out = append(out, malformedVectors()...)
 	return out
