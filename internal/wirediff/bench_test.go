@@ -4,13 +4,14 @@ package wirediff
 
 import (
 	"fmt"
-	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
 
 // The benchmark fixture: 10 resources x 100 items x 10 attributes per item

@@ -5,8 +5,6 @@ package wirediff
 import (
 	"errors"
 	"fmt"
-	"github.com/otelcol-sdp/otelcol-sdp/internal/sdkenc"
-	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"slices"
 	"testing"
 
@@ -17,6 +15,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/otelcol-sdp/otelcol-sdp/internal/sdkenc"
+	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
 
 // decoded is what pdata makes of a request, read the way the OTLP receivers

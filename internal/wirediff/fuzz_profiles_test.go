@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/profilestest"
 	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
 
@@ -26,7 +27,7 @@ func FuzzProfiles(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		req := NewRequest(SignalProfiles, b)
 		n, err := req.ItemCount()
-		pd, perr := unmarshalProfiles(b)
+		pd, perr := profilestest.Unmarshal(b)
 		if err != nil && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrProfilesVersion) {
 			t.Fatalf("error matches neither ErrMalformed nor ErrProfilesVersion: %v", err)
 		}
@@ -60,7 +61,7 @@ func FuzzProfiles(f *testing.F) {
 			} else {
 				checkAttributes(t, res, rp.Resource().Attributes())
 			}
-			want := resolvedSamples(pd.Dictionary(), rp)
+			want := profilestest.ResolvedSamples(pd.Dictionary(), rp)
 			checkOneResource(t, "whole", AppendRequest(nil, rd), rp, want)
 			pruned, err := AppendRequestPruned(nil, rd, &scratch)
 			if err != nil {

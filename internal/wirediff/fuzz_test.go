@@ -4,13 +4,14 @@ package wirediff
 
 import (
 	"errors"
-	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
 
 func FuzzTraces(f *testing.F)  { fuzzSignal(f, SignalTraces) }

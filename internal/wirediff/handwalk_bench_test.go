@@ -3,10 +3,11 @@
 package wirediff
 
 import (
-	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
 
 // Hand walks: minimal hand-written protowire walks that do the least work an

@@ -4,13 +4,14 @@ package wirediff
 
 import (
 	"errors"
-	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"math"
 	"slices"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
 
 // wrapItem builds a request holding one resource, one scope and the item

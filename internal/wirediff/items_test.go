@@ -3,7 +3,6 @@
 package wirediff
 
 import (
-	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"iter"
 	"math"
 	"testing"
@@ -15,6 +14,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
 
 // must returns a function that fails the test on err and returns v; it is

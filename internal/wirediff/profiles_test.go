@@ -8,12 +8,13 @@ import (
 	"slices"
 	"testing"
 
-	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
-	"google.golang.org/protobuf/encoding/protowire"
-
 	"go.opentelemetry.io/collector/pdata/pprofile"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/otelcol-sdp/otelcol-sdp/internal/profilestest"
+	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
 
 // TestProfilesDifferential compares otlpwire with pprofile on every
@@ -24,7 +25,7 @@ func TestProfilesDifferential(t *testing.T) {
 	cases := profCases()
 	for _, name := range sortedKeys(cases) {
 		for seed := range uint64(2) {
-			b := marshalProfiles(genProfiles(seed, cases[name]))
+			b := profilestest.Marshal(genProfiles(seed, cases[name]))
 			t.Run(name, func(t *testing.T) { checkProfiles(t, b) })
 			t.Run(name+"/two-dictionaries", func(t *testing.T) { checkProfiles(t, splitDictionary(t, b)) })
 			if name == "cpu" {
@@ -35,7 +36,7 @@ func TestProfilesDifferential(t *testing.T) {
 }
 
 func checkProfiles(t *testing.T, b []byte) {
-	want, err := unmarshalProfiles(b)
+	want, err := profilestest.Unmarshal(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func checkProfiles(t *testing.T, b []byte) {
 			t.Fatal(err)
 		}
 		rp := want.ResourceProfiles().At(i)
-		wantSamples := resolvedSamples(want.Dictionary(), rp)
+		wantSamples := profilestest.ResolvedSamples(want.Dictionary(), rp)
 		if n, err := rd.ItemCount(); err != nil || n != len(wantSamples) {
 			t.Fatalf("resource %d: ItemCount = %d, %v; pprofile %d", i, n, err, len(wantSamples))
 		}
@@ -108,7 +109,7 @@ func resourceProfileCount(rp pprofile.ResourceProfiles) int {
 // its samples, resolved through its own dictionary, and its resource.
 func checkOneResource(t *testing.T, what string, b []byte, rp pprofile.ResourceProfiles, wantSamples []string) {
 	t.Helper()
-	got, err := unmarshalProfiles(b)
+	got, err := profilestest.Unmarshal(b)
 	if err != nil {
 		t.Fatalf("%s: pprofile refuses the request: %v", what, err)
 	}
@@ -116,7 +117,7 @@ func checkOneResource(t *testing.T, what string, b []byte, rp pprofile.ResourceP
 		t.Fatalf("%s: %d resources", what, got.ResourceProfiles().Len())
 	}
 	g := got.ResourceProfiles().At(0)
-	if samples := resolvedSamples(got.Dictionary(), g); !slices.Equal(samples, wantSamples) {
+	if samples := profilestest.ResolvedSamples(got.Dictionary(), g); !slices.Equal(samples, wantSamples) {
 		t.Fatalf("%s: %d samples differ from pprofile's %d (first %q, want %q)", what, len(samples),
 			len(wantSamples), first(samples), first(wantSamples))
 	}
@@ -210,11 +211,11 @@ func checkProfileSplit(t *testing.T, rd ResourceData, wantSamples []string) {
 			if len(c.Request) > limit {
 				t.Fatalf("limit %d: chunk of %d bytes", limit, len(c.Request))
 			}
-			pd, err := unmarshalProfiles(c.Request)
+			pd, err := profilestest.Unmarshal(c.Request)
 			if err != nil || pd.ResourceProfiles().Len() != 1 {
 				t.Fatalf("limit %d: chunk refused by pprofile: %v", limit, err)
 			}
-			s := resolvedSamples(pd.Dictionary(), pd.ResourceProfiles().At(0))
+			s := profilestest.ResolvedSamples(pd.Dictionary(), pd.ResourceProfiles().At(0))
 			if len(s) != c.ItemCount || pd.SampleCount() != c.ItemCount {
 				t.Fatalf("limit %d: chunk ItemCount %d, pprofile %d", limit, c.ItemCount, pd.SampleCount())
 			}
@@ -250,7 +251,7 @@ func checkGroup(t *testing.T, req Request, want pprofile.Profiles) {
 		if i%2 == 0 {
 			b = AppendResource(b, rd)
 			last = rd
-			wantSamples = append(wantSamples, resolvedSamples(want.Dictionary(), want.ResourceProfiles().At(i))...)
+			wantSamples = append(wantSamples, profilestest.ResolvedSamples(want.Dictionary(), want.ResourceProfiles().At(i))...)
 		}
 		i++
 	}
@@ -258,13 +259,13 @@ func checkGroup(t *testing.T, req Request, want pprofile.Profiles) {
 		return
 	}
 	b = AppendDictionary(b, last)
-	got, err := unmarshalProfiles(b)
+	got, err := profilestest.Unmarshal(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var samples []string
 	for _, rp := range got.ResourceProfiles().All() {
-		samples = append(samples, resolvedSamples(got.Dictionary(), rp)...)
+		samples = append(samples, profilestest.ResolvedSamples(got.Dictionary(), rp)...)
 	}
 	if !slices.Equal(samples, wantSamples) {
 		t.Fatalf("group: %d samples, want %d", len(samples), len(wantSamples))

@@ -4,13 +4,14 @@ package wirediff
 
 import (
 	"errors"
-	"github.com/otelcol-sdp/otelcol-sdp/internal/sdkenc"
-	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"slices"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+
+	"github.com/otelcol-sdp/otelcol-sdp/internal/sdkenc"
+	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
 
 // splitAll splits every resource of b and returns the chunks' concatenation

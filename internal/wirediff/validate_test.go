@@ -5,12 +5,13 @@ package wirediff
 import (
 	"encoding/hex"
 	"errors"
-	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"math"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	. "github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
 
 // Regression inputs from issue 12's differential runs (traces requests),
