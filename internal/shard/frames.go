@@ -151,9 +151,14 @@ func (f *Frames) wholeFrame(frame *sdp.ResourceFrame, rd otlpwire.ResourceData, 
 	// length fill head to its capacity, so that appending rd's bytes
 	// allocates the frame.
 	var b []byte
-	if f.Alloc != nil {
+	switch {
+	case f.Alloc != nil:
 		b = otlpwire.AppendRequest(f.Alloc(sdp.ResourceHeaderSize + size)[:sdp.ResourceHeaderSize], rd)
-	} else {
+	case size-len(rd.Bytes()) > maxRequestPrefix:
+		// A profiles resource: its request's dictionary follows its
+		// bytes, so the frame is allocated whole, at its exact size.
+		b = otlpwire.AppendRequest(make([]byte, sdp.ResourceHeaderSize, sdp.ResourceHeaderSize+size), rd)
+	default:
 		start := f.head[: sdp.ResourceHeaderSize : sdp.ResourceHeaderSize+size-len(rd.Bytes())]
 		b = otlpwire.AppendRequest(start, rd)
 		if cap(b) <= cap(start) {

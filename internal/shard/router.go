@@ -38,8 +38,9 @@ type RouterSettings struct {
 	// ByTraceID routes spans and log records by their trace id (TraceKey)
 	// instead of by resource: a resource whose items belong to traces of
 	// several members becomes one frame per member, each with the resource
-	// and that member's items. Items without a trace id, and metrics, go by
-	// the resource's key (Attributes or identity) as without it.
+	// and that member's items. Items without a trace id, metrics and
+	// profiles go by the resource's key (Attributes or identity) as
+	// without it.
 	ByTraceID bool
 	// ByMetricName routes each metric, with all its data points, by its
 	// name (MetricKey), in the same way; spans and log records go by
@@ -225,8 +226,13 @@ func (f *Frames) settleResource(rd otlpwire.ResourceData, index, mark int, err e
 // byItem says whether the items of signal are routed one by one (by trace
 // id or metric name) rather than by resource.
 func (r *Router) byItem(signal otlpwire.Signal) bool {
-	if signal == otlpwire.SignalMetrics {
+	switch signal {
+	case otlpwire.SignalMetrics:
 		return r.byMetricName || r.byStream
+	case otlpwire.SignalProfiles:
+		// A sample's trace lives in the request's dictionary (its link):
+		// profiles go by resource whatever the key.
+		return false
 	}
 	return r.byTraceID
 }
