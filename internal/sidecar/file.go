@@ -194,8 +194,8 @@ func (s *fileSink) openFiles() int {
 // the items the frame declares.
 func check(f *sdp.ResourceFrame) (ok bool, detail string) {
 	sig := otlpwire.Signal(f.Signal)
-	if sig != otlpwire.SignalTraces && sig != otlpwire.SignalMetrics && sig != otlpwire.SignalLogs {
-		return false, fmt.Sprintf("mode file stores traces, metrics and logs, not %s", signalName(f.Signal))
+	if !knownSignal(sig) {
+		return false, fmt.Sprintf("mode file stores traces, metrics, logs and profiles, not %s", signalName(f.Signal))
 	}
 	n, err := otlpwire.NewRequest(sig, f.OTLP).ItemCount()
 	if err != nil {

@@ -11,8 +11,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp"
 	"github.com/otelcol-sdp/otelcol-sdp/sdp/transport"
 )
@@ -22,7 +24,14 @@ var exportMethods = map[uint8]string{
 	1: "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
 	2: "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export",
 	3: "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
+	4: "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export",
 }
+
+// profilesVersion is the metadata that names the development version of
+// the profiles layout a request is encoded in, as pdata's profiles client
+// sends it: the one otlpwire pins (see otlpwire.ProfilesProtoVersion), so
+// a server of another version refuses the request instead of misreading it.
+var profilesVersion = metadata.Pairs("otlp-profiles-development-version", "1")
 
 // RawCodec is a gRPC codec that passes messages through as bytes: Marshal
 // takes a *[]byte (or []byte) and Unmarshal fills a *[]byte with a copy.
@@ -83,6 +92,9 @@ func (s *forwardSink) consume(f *sdp.ResourceFrame) (sdp.AckStatus, string) {
 	var resp []byte
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
+	if f.Signal == uint8(otlpwire.SignalProfiles) {
+		ctx = metadata.NewOutgoingContext(ctx, profilesVersion)
+	}
 	err := s.conn.Invoke(ctx, method, &req, &resp)
 	if err == nil {
 		return sdp.AckAccepted, ""

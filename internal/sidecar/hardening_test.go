@@ -50,7 +50,8 @@ func TestFileModeWritesOnlyValidOTLPOfTheFramesSignal(t *testing.T) {
 		{"not protobuf", &sdp.ResourceFrame{Signal: 1, ItemCount: 1, OTLP: []byte("definitely not OTLP \xff\xff\xff\xff")}, "not a valid OTLP traces request"},
 		{"wrong item count", &sdp.ResourceFrame{Signal: 1, ItemCount: 4, OTLP: good.otlp}, "holds 3 items but the frame's item_count is 4"},
 		{"metrics sent as logs", &sdp.ResourceFrame{Signal: 3, ItemCount: 2, OTLP: metricsPayload(t, 0, "a", 2).otlp}, "item_count is 2"},
-		{"profiles", &sdp.ResourceFrame{Signal: 4, ItemCount: 0, OTLP: nil}, "not profiles"},
+		{"no such signal", &sdp.ResourceFrame{Signal: 5, ItemCount: 0, OTLP: nil}, "not signal-5"},
+		{"profiles with another item count", &sdp.ResourceFrame{Signal: 4, ItemCount: 1, OTLP: profilesPayload(t, 0, "a", 3).otlp}, "holds 3 items but the frame's item_count is 1"},
 	} {
 		st, detail := s.consume(tc.frame)
 		if st != sdp.AckRejected || !strings.Contains(detail, tc.detail) {

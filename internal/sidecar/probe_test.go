@@ -40,8 +40,8 @@ func TestProbeIsAcknowledgedAndNotStored(t *testing.T) {
 	if status, _ := s.HandleFrame(hello, malformed); status != sdp.AckRejected {
 		t.Errorf("malformed frame without items answered %v, want rejected", status)
 	}
-	otherSignal := &sdp.ResourceFrame{Sequence: 4, Signal: 4, OTLP: []byte{0x0a, 0x00}}
+	otherSignal := &sdp.ResourceFrame{Sequence: 4, Signal: 5, OTLP: []byte{0x0a, 0x00}}
 	if status, _ := s.HandleFrame(hello, otherSignal); status != sdp.AckRejected {
-		t.Errorf("signal 4 frame without items answered %v, want rejected by file mode", status)
+		t.Errorf("signal 5 frame without items answered %v, want rejected by file mode", status)
 	}
 }

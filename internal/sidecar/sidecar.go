@@ -286,9 +286,14 @@ func isProbe(f *sdp.ResourceFrame) bool {
 		return false
 	}
 	sig := otlpwire.Signal(f.Signal)
-	if sig != otlpwire.SignalTraces && sig != otlpwire.SignalMetrics && sig != otlpwire.SignalLogs {
+	if !knownSignal(sig) {
 		return false
 	}
 	n, err := otlpwire.NewRequest(sig, f.OTLP).ItemCount()
 	return err == nil && n == 0
+}
+
+// knownSignal reports whether sig is one of the four OTLP signals.
+func knownSignal(sig otlpwire.Signal) bool {
+	return sig >= otlpwire.SignalTraces && sig <= otlpwire.SignalProfiles
 }

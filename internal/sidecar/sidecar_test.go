@@ -370,6 +370,8 @@ type otlpServer struct {
 	requests map[string][][]byte
 	fail     func(method string, call int) error
 	calls    map[string]int
+	// inspect, if set, sees every call's stream first (under mu).
+	inspect func(grpc.ServerStream)
 }
 
 func (o *otlpServer) handle(_ any, stream grpc.ServerStream) error {
@@ -379,6 +381,9 @@ func (o *otlpServer) handle(_ any, stream grpc.ServerStream) error {
 		return err
 	}
 	o.mu.Lock()
+	if o.inspect != nil {
+		o.inspect(stream)
+	}
 	o.calls[method]++
 	call := o.calls[method]
 	o.mu.Unlock()
