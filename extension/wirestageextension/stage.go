@@ -11,8 +11,10 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/xconsumer"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pprofile"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
@@ -136,6 +138,12 @@ func StagedLogs(ctx context.Context, id component.ID, ld plog.Logs) bool {
 	return m != nil && ld.ResourceLogs().Len() == m.resources && ld.LogRecordCount() == m.items
 }
 
+// StagedProfiles is StagedTraces for profiles; items are samples.
+func StagedProfiles(ctx context.Context, id component.ID, pd pprofile.Profiles) bool {
+	m := markOf(ctx, id, otlpwire.SignalProfiles)
+	return m != nil && pd.ResourceProfiles().Len() == m.resources && pd.SampleCount() == m.items
+}
+
 // markOf returns the mark of ctx when the stage of id ran on it for sig.
 func markOf(ctx context.Context, id component.ID, sig otlpwire.Signal) *ran {
 	m, _ := ctx.Value(ranKey{}).(*ran)
@@ -170,6 +178,14 @@ func PassOnMetrics(next consumer.Metrics, id component.ID) consumer.Metrics {
 func PassOnLogs(next consumer.Logs, id component.ID) consumer.Logs {
 	c, _ := consumer.NewLogs(func(ctx context.Context, ld plog.Logs) error {
 		return next.ConsumeLogs(passOn(ctx, id), ld)
+	}, consumer.WithCapabilities(next.Capabilities()))
+	return c
+}
+
+// PassOnProfiles is PassOnTraces for profiles.
+func PassOnProfiles(next xconsumer.Profiles, id component.ID) xconsumer.Profiles {
+	c, _ := xconsumer.NewProfiles(func(ctx context.Context, pd pprofile.Profiles) error {
+		return next.ConsumeProfiles(passOn(ctx, id), pd)
 	}, consumer.WithCapabilities(next.Capabilities()))
 	return c
 }

@@ -7,8 +7,11 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/xconsumer"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
+	"go.opentelemetry.io/collector/processor/processorhelper/xprocessorhelper"
+	"go.opentelemetry.io/collector/processor/xprocessor"
 
 	"github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
@@ -17,17 +20,18 @@ import (
 
 // NewFactory returns the factory of the sdpshard processor.
 //
-// The traces, metrics and logs processors that one factory creates for the
+// The traces, metrics, logs and profiles processors that one factory creates for the
 // same component ID share one client (one connection) per shard; the clients
 // start with the first of them and shut down with the last.
-func NewFactory() processor.Factory {
+func NewFactory() xprocessor.Factory {
 	reg := newRegistry()
-	return processor.NewFactory(
+	return xprocessor.NewFactory(
 		metadata.Type,
 		func() component.Config { return createDefaultConfig() },
-		processor.WithTraces(reg.createTraces, metadata.TracesStability),
-		processor.WithMetrics(reg.createMetrics, metadata.MetricsStability),
-		processor.WithLogs(reg.createLogs, metadata.LogsStability),
+		xprocessor.WithTraces(reg.createTraces, metadata.TracesStability),
+		xprocessor.WithMetrics(reg.createMetrics, metadata.MetricsStability),
+		xprocessor.WithLogs(reg.createLogs, metadata.LogsStability),
+		xprocessor.WithProfiles(reg.createProfiles, metadata.ProfilesStability),
 	)
 }
 
@@ -53,4 +57,12 @@ func (reg *registry) createLogs(ctx context.Context, set processor.Settings, cfg
 		return nil, err
 	}
 	return processorhelper.NewLogs(ctx, set, cfg, wirestageextension.PassOnLogs(next, set.ID), p.processLogs, p.options()...)
+}
+
+func (reg *registry) createProfiles(ctx context.Context, set processor.Settings, cfg component.Config, next xconsumer.Profiles) (xprocessor.Profiles, error) {
+	p, err := reg.newProcessor(set, cfg.(*Config), otlpwire.SignalProfiles)
+	if err != nil {
+		return nil, err
+	}
+	return xprocessorhelper.NewProfiles(ctx, set, cfg, wirestageextension.PassOnProfiles(next, set.ID), p.processProfiles, p.profilesOptions()...)
 }

@@ -13,9 +13,11 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pprofile"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
+	"go.opentelemetry.io/collector/processor/processorhelper/xprocessorhelper"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension"
@@ -85,20 +87,38 @@ func (reg *registry) newProcessor(set processor.Settings, cfg *Config, signal ot
 
 func (p *shardProcessor) options() []processorhelper.Option {
 	return []processorhelper.Option{
-		// Tee only reads the batch. Divert removes what it forwarded.
-		processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: p.mode == ModeDivert}),
-		processorhelper.WithStart(func(ctx context.Context, host component.Host) error {
-			if err := p.shards.start(ctx, host); err != nil {
-				return err
-			}
-			return p.startStage(host)
-		}),
-		processorhelper.WithShutdown(func(ctx context.Context) error {
-			p.shutdownStage()
-			p.releaseOnce.Do(func() { p.registry.release(ctx, p.shards) })
-			return nil
-		}),
+		processorhelper.WithCapabilities(p.capabilities()),
+		processorhelper.WithStart(p.start),
+		processorhelper.WithShutdown(p.shutdown),
 	}
+}
+
+// profilesOptions are options for profiles, whose helper has its own
+// option type.
+func (p *shardProcessor) profilesOptions() []xprocessorhelper.Option {
+	return []xprocessorhelper.Option{
+		xprocessorhelper.WithCapabilities(p.capabilities()),
+		xprocessorhelper.WithStart(p.start),
+		xprocessorhelper.WithShutdown(p.shutdown),
+	}
+}
+
+// capabilities: tee only reads the batch; divert removes what it forwarded.
+func (p *shardProcessor) capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: p.mode == ModeDivert}
+}
+
+func (p *shardProcessor) start(ctx context.Context, host component.Host) error {
+	if err := p.shards.start(ctx, host); err != nil {
+		return err
+	}
+	return p.startStage(host)
+}
+
+func (p *shardProcessor) shutdown(ctx context.Context) error {
+	p.shutdownStage()
+	p.releaseOnce.Do(func() { p.registry.release(ctx, p.shards) })
+	return nil
 }
 
 // pdata (checked at v1.71.0, the version go.mod requires) has no way to
@@ -106,9 +126,10 @@ func (p *shardProcessor) options() []processorhelper.Option {
 // the encoded size), so each batch costs one allocation for its OTLP bytes;
 // the frames are encoded into one more.
 var (
-	tracesMarshaler  ptrace.ProtoMarshaler
-	metricsMarshaler pmetric.ProtoMarshaler
-	logsMarshaler    plog.ProtoMarshaler
+	tracesMarshaler   ptrace.ProtoMarshaler
+	metricsMarshaler  pmetric.ProtoMarshaler
+	logsMarshaler     plog.ProtoMarshaler
+	profilesMarshaler pprofile.ProtoMarshaler
 )
 
 func (p *shardProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
@@ -166,6 +187,26 @@ func (p *shardProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Lo
 	}
 	ld.ResourceLogs().RemoveIf(keepOnly[plog.ResourceLogs](keep))
 	return ld, nil
+}
+
+func (p *shardProcessor) processProfiles(ctx context.Context, pd pprofile.Profiles) (pprofile.Profiles, error) {
+	if wirestageextension.StagedProfiles(ctx, p.stage.id, pd) {
+		return pd, nil
+	}
+	b, err := profilesMarshaler.MarshalProfiles(pd)
+	if err != nil {
+		return pd, consumererror.NewPermanent(fmt.Errorf("marshalling profiles: %w", err))
+	}
+	keep, err := p.forward(ctx, otlpwire.NewRequest(otlpwire.SignalProfiles, b))
+	if err != nil || p.mode == ModeTee {
+		return pd, err
+	}
+	if len(keep) == 0 {
+		return pd, processorhelper.ErrSkipProcessingData
+	}
+	// The dictionary stays whole: what the kept resources reference is in it.
+	pd.ResourceProfiles().RemoveIf(keepOnly[pprofile.ResourceProfiles](keep))
+	return pd, nil
 }
 
 // keepOnly returns a RemoveIf predicate that keeps the resources at the
