@@ -58,6 +58,7 @@ require (
 
 require (
 	go.opentelemetry.io/collector/consumer/xconsumer v0.165.0
+	go.opentelemetry.io/collector/pipeline/xpipeline v0.165.0
 	go.opentelemetry.io/collector/processor/processorhelper/xprocessorhelper v0.165.0
 	go.opentelemetry.io/collector/processor/xprocessor v0.165.0
 	k8s.io/pod-security-admission v0.37.2
@@ -124,7 +125,6 @@ require (
 	go.opentelemetry.io/collector/internal/statusutil v0.165.0 // indirect
 	go.opentelemetry.io/collector/internal/telemetry v0.165.0 // indirect
 	go.opentelemetry.io/collector/pdata/testdata v0.165.0 // indirect
-	go.opentelemetry.io/collector/pipeline/xpipeline v0.165.0 // indirect
 	go.opentelemetry.io/collector/receiver/receiverhelper v0.165.0 // indirect
 	go.opentelemetry.io/collector/receiver/receiverhelper/xreceiverhelper v0.165.0 // indirect
 	go.opentelemetry.io/collector/receiver/xreceiver v0.165.0 // indirect

@@ -7,9 +7,13 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/xconsumer"
 	"go.opentelemetry.io/collector/pipeline"
+	"go.opentelemetry.io/collector/pipeline/xpipeline"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
+	"go.opentelemetry.io/collector/processor/processorhelper/xprocessorhelper"
+	"go.opentelemetry.io/collector/processor/xprocessor"
 
 	"github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension"
 	"github.com/otelcol-sdp/otelcol-sdp/processor/wirecountprocessor/internal/metadata"
@@ -20,13 +24,14 @@ import (
 var readOnly = processorhelper.WithCapabilities(consumer.Capabilities{MutatesData: false})
 
 // NewFactory returns the factory of the wirecount processor.
-func NewFactory() processor.Factory {
-	return processor.NewFactory(
+func NewFactory() xprocessor.Factory {
+	return xprocessor.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
-		processor.WithTraces(createTraces, metadata.TracesStability),
-		processor.WithMetrics(createMetrics, metadata.MetricsStability),
-		processor.WithLogs(createLogs, metadata.LogsStability),
+		xprocessor.WithTraces(createTraces, metadata.TracesStability),
+		xprocessor.WithMetrics(createMetrics, metadata.MetricsStability),
+		xprocessor.WithLogs(createLogs, metadata.LogsStability),
+		xprocessor.WithProfiles(createProfiles, metadata.ProfilesStability),
 	)
 }
 
@@ -59,4 +64,14 @@ func createLogs(ctx context.Context, set processor.Settings, cfg component.Confi
 		return nil, err
 	}
 	return processorhelper.NewLogs(ctx, set, cfg, wirestageextension.PassOnLogs(next, set.ID), c.processLogs, readOnly, processorhelper.WithStart(c.start), processorhelper.WithShutdown(c.shutdown))
+}
+
+func createProfiles(ctx context.Context, set processor.Settings, cfg component.Config, next xconsumer.Profiles) (xprocessor.Profiles, error) {
+	c, err := newCounter(set, cfg.(*Config), xpipeline.SignalProfiles)
+	if err != nil {
+		return nil, err
+	}
+	return xprocessorhelper.NewProfiles(ctx, set, cfg, wirestageextension.PassOnProfiles(next, set.ID), c.processProfiles,
+		xprocessorhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
+		xprocessorhelper.WithStart(c.start), xprocessorhelper.WithShutdown(c.shutdown))
 }

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pprofile"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pipeline"
 	"go.opentelemetry.io/collector/processor"
@@ -416,4 +417,37 @@ func (c *counter) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, err
 	c.record(s)
 	c.scratch.Put(s)
 	return ld, nil
+}
+
+// processProfiles meters a profiles batch on pdata: items are the samples
+// of each ResourceProfiles, bytes its encoded size without the request's
+// dictionary.
+func (c *counter) processProfiles(ctx context.Context, pd pprofile.Profiles) (pprofile.Profiles, error) {
+	if wirestageextension.StagedProfiles(ctx, c.stage.id, pd) {
+		return pd, nil
+	}
+	if c.maxItems > 0 {
+		if err := c.checkRequestSize(pd.SampleCount()); err != nil {
+			return pd, err
+		}
+	}
+	var sizer pprofile.ProtoMarshaler
+	s := c.getScratch()
+	rps := pd.ResourceProfiles()
+	for i := 0; i < rps.Len(); i++ {
+		rp := rps.At(i)
+		items := 0
+		sps := rp.ScopeProfiles()
+		for j := 0; j < sps.Len(); j++ {
+			ps := sps.At(j).Profiles()
+			for k := 0; k < ps.Len(); k++ {
+				items += ps.At(k).Samples().Len()
+			}
+		}
+		s.key = c.appendPdataKey(s.key[:0], rp.Resource().Attributes())
+		c.tally(s, c.lookup(s.key), int64(items), int64(sizer.ResourceProfilesSize(rp)))
+	}
+	c.record(s)
+	c.scratch.Put(s)
+	return pd, nil
 }

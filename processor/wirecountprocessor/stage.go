@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pipeline"
+	"go.opentelemetry.io/collector/pipeline/xpipeline"
 
 	"github.com/otelcol-sdp/otelcol-sdp/extension/wirestageextension"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
@@ -23,9 +24,10 @@ type stageHook struct {
 
 // wireSignals maps a pipeline's signal to the request signal the stage sees.
 var wireSignals = map[pipeline.Signal]otlpwire.Signal{
-	pipeline.SignalTraces:  otlpwire.SignalTraces,
-	pipeline.SignalMetrics: otlpwire.SignalMetrics,
-	pipeline.SignalLogs:    otlpwire.SignalLogs,
+	pipeline.SignalTraces:    otlpwire.SignalTraces,
+	pipeline.SignalMetrics:   otlpwire.SignalMetrics,
+	pipeline.SignalLogs:      otlpwire.SignalLogs,
+	xpipeline.SignalProfiles: otlpwire.SignalProfiles,
 }
 
 func (c *counter) start(_ context.Context, host component.Host) error {
