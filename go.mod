@@ -61,6 +61,7 @@ require (
 	go.opentelemetry.io/collector/pipeline/xpipeline v0.165.0
 	go.opentelemetry.io/collector/processor/processorhelper/xprocessorhelper v0.165.0
 	go.opentelemetry.io/collector/processor/xprocessor v0.165.0
+	go.opentelemetry.io/collector/receiver/xreceiver v0.165.0
 	k8s.io/pod-security-admission v0.37.2
 )
 
@@ -127,7 +128,6 @@ require (
 	go.opentelemetry.io/collector/pdata/testdata v0.165.0 // indirect
 	go.opentelemetry.io/collector/receiver/receiverhelper v0.165.0 // indirect
 	go.opentelemetry.io/collector/receiver/receiverhelper/xreceiverhelper v0.165.0 // indirect
-	go.opentelemetry.io/collector/receiver/xreceiver v0.165.0 // indirect
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.72.0 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.72.0 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect

@@ -24,7 +24,7 @@ import (
 )
 
 // signals indexes per-signal tables: otlpwire.Signal - 1.
-const signals = 3
+const signals = 4
 
 // entry is one registered stage.
 type entry struct {
@@ -142,7 +142,7 @@ func (w *wireStage) Shutdown(context.Context) error {
 // register adds s for sig if id is one of the configured stages.
 func (w *wireStage) register(id component.ID, sig otlpwire.Signal, s Stage, diverts bool) (func(), error) {
 	pos, listed := w.order[id]
-	if !listed || sig < otlpwire.SignalTraces || sig > otlpwire.SignalLogs {
+	if !listed || sig < otlpwire.SignalTraces || sig > otlpwire.SignalProfiles {
 		return nil, nil
 	}
 	if diverts && !w.cfg.DivertAllPipelines {
@@ -285,26 +285,29 @@ func (w *wireStage) run(ctx context.Context, sig otlpwire.Signal, body []byte, c
 var errKeepOutOfRange = errors.New("wirestage: stage kept a resource the request does not have")
 
 // reassemble appends to dst the request holding only the resources of cur
-// at the ascending indexes in keep, copying their bytes verbatim.
+// at the ascending indexes in keep, copying their bytes verbatim; a
+// profiles request keeps its dictionary, once, after them.
 func reassemble(dst []byte, sig otlpwire.Signal, cur []byte, keep []int) ([]byte, error) {
 	if len(keep) == 0 {
 		return dst, nil
 	}
 	index, next := -1, 0
+	var kept otlpwire.ResourceData
 	for rd, err := range otlpwire.NewRequest(sig, cur).Resources() {
 		if err != nil {
 			return dst, err
 		}
 		index++
 		if next < len(keep) && keep[next] == index {
-			dst = otlpwire.AppendRequest(dst, rd)
+			dst = otlpwire.AppendResource(dst, rd)
+			kept = rd
 			next++
 		}
 	}
 	if next < len(keep) {
 		return dst, errKeepOutOfRange
 	}
-	return dst, nil
+	return otlpwire.AppendDictionary(dst, kept), nil
 }
 
 // getCall takes a call's scratch space from the pool; putCall gives it

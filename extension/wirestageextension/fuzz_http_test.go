@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/profilestest"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
 
@@ -35,6 +36,11 @@ func FuzzHTTPStage(f *testing.F) {
 	f.Add(valid[:len(valid)-3], ^uint64(0), int64(1<<40), uint8(0))
 	f.Add([]byte{0x0a, 0x05, 0x01}, uint64(1), int64(3), uint8(3))
 	f.Add([]byte{}, uint64(1), int64(0), uint8(0))
+	profiles := profilestest.Marshal(profilestest.Generate(1, profilestest.Shape{
+		Resources: 3, Scopes: 1, Profiles: 1, Samples: 4, Functions: 4, Locations: 6, Stacks: 4, Depth: 3,
+	}))
+	f.Add(profiles, uint64(0b101), int64(len(profiles)), uint8(3))
+	f.Add(profiles, uint64(0b010), int64(len(profiles)), uint8(3))
 
 	w, err := newWireStage(settingsFor(f), &Config{Stages: []component.ID{stageID, countID}, DivertAllPipelines: true, RetryAfter: time.Second})
 	if err != nil {
@@ -65,7 +71,7 @@ func FuzzHTTPStage(f *testing.F) {
 		_, err := req.ItemCount()
 		return Result{}, err
 	})
-	for sig := otlpwire.SignalTraces; sig <= otlpwire.SignalLogs; sig++ {
+	for sig := otlpwire.SignalTraces; sig <= otlpwire.SignalProfiles; sig++ {
 		if _, err := w.register(stageID, sig, divert, true); err != nil {
 			f.Fatal(err)
 		}
@@ -87,8 +93,8 @@ func FuzzHTTPStage(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	paths := [...]string{pathTraces, pathMetrics, pathLogs, "/v1/other"}
-	signalOf := [...]otlpwire.Signal{otlpwire.SignalTraces, otlpwire.SignalMetrics, otlpwire.SignalLogs, 0}
+	paths := [...]string{pathTraces, pathMetrics, pathLogs, pathProfiles, "/v1/other"}
+	signalOf := [...]otlpwire.Signal{otlpwire.SignalTraces, otlpwire.SignalMetrics, otlpwire.SignalLogs, otlpwire.SignalProfiles, 0}
 
 	f.Fuzz(func(t *testing.T, body []byte, m uint64, declared int64, route uint8) {
 		mask, decoded, reached = m, nil, false
@@ -123,16 +129,19 @@ func FuzzHTTPStage(f *testing.F) {
 			}
 		default:
 			var want []byte
+			var kept otlpwire.ResourceData
 			i := 0
 			for rd, err := range otlpwire.NewRequest(sig, body).Resources() {
 				if err != nil {
 					t.Fatal(err)
 				}
 				if m&(1<<(i%62)) != 0 {
-					want = otlpwire.AppendRequest(want, rd)
+					want = otlpwire.AppendResource(want, rd)
+					kept = rd
 				}
 				i++
 			}
+			want = otlpwire.AppendDictionary(want, kept)
 			if rec.Code != http.StatusOK || !bytes.Equal(decoded, want) {
 				t.Fatalf("status %d; the receiver got %x, want %x", rec.Code, decoded, want)
 			}

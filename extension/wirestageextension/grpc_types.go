@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/collector/pdata/pprofile/pprofileotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
@@ -30,9 +31,10 @@ type requestTypes [signals]reflect.Type
 // wrapper no longer has an orig field holding a pointer to a struct.
 func findRequestTypes() (requestTypes, error) {
 	return requestTypesOf([signals]reflect.Type{
-		otlpwire.SignalTraces - 1:  reflect.TypeFor[ptraceotlp.ExportRequest](),
-		otlpwire.SignalMetrics - 1: reflect.TypeFor[pmetricotlp.ExportRequest](),
-		otlpwire.SignalLogs - 1:    reflect.TypeFor[plogotlp.ExportRequest](),
+		otlpwire.SignalTraces - 1:   reflect.TypeFor[ptraceotlp.ExportRequest](),
+		otlpwire.SignalMetrics - 1:  reflect.TypeFor[pmetricotlp.ExportRequest](),
+		otlpwire.SignalLogs - 1:     reflect.TypeFor[plogotlp.ExportRequest](),
+		otlpwire.SignalProfiles - 1: reflect.TypeFor[pprofileotlp.ExportRequest](),
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/pdata/pprofile/pprofileotlp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -23,6 +24,9 @@ const (
 	pathTraces  = "/v1/traces"
 	pathMetrics = "/v1/metrics"
 	pathLogs    = "/v1/logs"
+	// pathProfiles is served only with the feature gate
+	// service.profilesSupport.
+	pathProfiles = "/v1development/profiles"
 )
 
 const protobufContentType = "application/x-protobuf"
@@ -101,6 +105,13 @@ func httpSignal(r *http.Request) (otlpwire.Signal, bool) {
 		return otlpwire.SignalMetrics, true
 	case pathLogs:
 		return otlpwire.SignalLogs, true
+	case pathProfiles:
+		// A request declaring another development version of the layout
+		// is the receiver's to refuse, before any stage reads it.
+		if pprofileotlp.ValidateDevelopmentVersion(r.Header.Values(pprofileotlp.DevelopmentVersionHeader)) != nil {
+			return 0, false
+		}
+		return otlpwire.SignalProfiles, true
 	}
 	return 0, false
 }
