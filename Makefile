@@ -467,7 +467,7 @@ mutation: $(GREMLINS_STAMP)
 		grep -E '^(Killed|Mutator coverage|Test efficacy|Timed out|Not covered)' $(MUTATION_REPORTS)/$$name.txt || tail -n 5 $(MUTATION_REPORTS)/$$name.txt; \
 	done; exit $$status
 
-## demo: build everything, start two sidecars and the Collector, send traces, metrics and logs, print the report
+## demo: build everything, start two sidecars and the Collector, send traces, metrics, logs and profiles, print the report
 # DEMO_ARGS adds flags, e.g. DEMO_ARGS='-report demo-report.txt' writes the table to a file.
 DEMO_ARGS ?=
 .PHONY: demo

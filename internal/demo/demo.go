@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package demo runs the otelcol-sdp distribution end to end: it starts
-// reference sidecars and the Collector, sends traces, metrics and logs with
-// telemetrygen over gRPC and HTTP, and reports how many items were sent,
-// counted by the wirecount processor and received by each sidecar.
+// reference sidecars and the Collector (with a profiles pipeline routed like
+// its traces pipeline, and the profiles feature gate), sends traces, metrics
+// and logs with telemetrygen and profiles of its own over gRPC and HTTP, and
+// reports how many items were sent, counted by the wirecount processor and
+// received by each sidecar.
 //
 // `make demo` prints the report (cmd/sdp-demo) and the end-to-end tests in
 // test/e2e assert on it, so both exercise the same code.
@@ -26,7 +28,7 @@ import (
 const Shards = 2
 
 // Signals are the OTLP signals the demo sends, in order.
-var Signals = []string{"traces", "metrics", "logs"}
+var Signals = []string{"traces", "metrics", "logs", "profiles"}
 
 // Protocols are the OTLP transports the demo sends over, in order.
 var Protocols = []string{"grpc", "http"}
@@ -76,7 +78,8 @@ type Options struct {
 	// examples/gateway.yaml.
 	Config string
 	// Items is the number of items each telemetrygen run sends (spans,
-	// data points or log records). Zero means 200.
+	// data points or log records), and the samples of each profiles
+	// request. Zero means 200.
 	Items int
 	// Services is the number of distinct resources (service.name values)
 	// sent per signal and protocol, so that the resources spread over the

@@ -112,7 +112,11 @@ func (r *runner) startCollector(ctx context.Context) error {
 		"SDP_METRICS_PORT="+strconv.Itoa(ports[3]),
 		"SDP_ZPAGES_ENDPOINT="+net.JoinHostPort(host, strconv.Itoa(ports[4])),
 	)
-	p, err := r.start(ctx, "collector", r.opts.Binaries.Collector, []string{"--config", r.opts.Config}, r.collectorEnv)
+	overlay, err := profilesOverlay(r.opts.Config, r.workDir)
+	if err != nil {
+		return err
+	}
+	p, err := r.start(ctx, "collector", r.opts.Binaries.Collector, []string{"--config", r.opts.Config, "--config", overlay, profilesGate}, r.collectorEnv)
 	if err != nil {
 		return err
 	}
@@ -124,7 +128,7 @@ func (r *runner) startCollector(ctx context.Context) error {
 }
 
 // runCase sends one signal over one protocol, one telemetrygen process per
-// service, and waits until the counts of these services stop short of or
+// service (for profiles, one request per service from the demo itself), and waits until the counts of these services stop short of or
 // reach the number sent.
 func (r *runner) runCase(ctx context.Context, signal, protocol string) (Result, error) {
 	res := Result{Signal: signal, Protocol: protocol, Services: serviceNames(signal, protocol, r.opts.Services)}
@@ -139,6 +143,12 @@ func (r *runner) runCase(ctx context.Context, signal, protocol string) (Result, 
 	var wg sync.WaitGroup
 	errs := make([]error, len(res.Services))
 	for i, service := range res.Services {
+		if signal == "profiles" {
+			n, err := sendProfiles(ctx, protocol, endpoint, service, r.opts.Items)
+			res.Sent += n
+			errs[i] = err
+			continue
+		}
 		args, items := telemetrygenArgs(signal, protocol, endpoint, service, r.opts.Items)
 		res.Sent += items
 		wg.Add(1)
