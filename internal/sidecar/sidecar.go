@@ -3,9 +3,11 @@
 package sidecar
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -48,6 +50,9 @@ type Sidecar struct {
 	server    *transport.Server
 	closeOnce sync.Once
 	closeErr  error
+	// reported is the encoding of the last statistics reported; only Run's
+	// goroutine uses it.
+	reported []byte
 
 	// unsynced holds, per connection (by its Hello), the frames accepted
 	// with -fsync whose Sync has not run yet.
@@ -249,14 +254,26 @@ loop:
 	return runErr
 }
 
-// report prints the statistics and rewrites the stats file.
+// report prints the statistics and rewrites the stats file, unless they
+// are what the last report showed: an idle sidecar, one of a large fleet
+// for instance, then costs nothing per interval. The final report is
+// always made.
 func (s *Sidecar) report(final bool) {
 	st := s.snapshot(final)
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		s.log.Error("Cannot encode the statistics", zap.Error(err))
+		return
+	}
+	if !final && bytes.Equal(b, s.reported) {
+		return
+	}
+	s.reported = b
 	if s.cfg.Out != nil {
 		printStats(s.cfg.Out, st)
 	}
 	if s.cfg.StatsFile != "" {
-		if err := writeStatsFile(s.cfg.StatsFile, st); err != nil {
+		if err := writeStatsFile(s.cfg.StatsFile, b); err != nil {
 			s.log.Error("Cannot write the stats file", zap.Error(err))
 		}
 	}

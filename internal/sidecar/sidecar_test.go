@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -667,4 +668,66 @@ func TestAckStatusRetryMakesTheSenderSendAgain(t *testing.T) {
 	if err := <-settled; !errors.Is(err, transport.ErrUndelivered) {
 		t.Errorf("frame settled with %v, want ErrUndelivered", err)
 	}
+}
+
+// A sidecar whose statistics did not change since its last report neither
+// rewrites the stats file nor prints them again; a frame makes it report.
+func TestIdleSidecarDoesNotRewriteItsStats(t *testing.T) {
+	eps := endpoints(t)
+	statsFile := filepath.Join(t.TempDir(), "stats.json")
+	var out syncBuffer
+	_, stop := start(t, Config{Listen: eps[:1], Mode: ModeCount, StatsFile: statsFile, StatsInterval: 5 * time.Millisecond, Out: &out})
+	inode := func() uint64 {
+		fi, err := os.Stat(statsFile)
+		if err != nil {
+			return 0
+		}
+		return fi.Sys().(*syscall.Stat_t).Ino
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for inode() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	first, printed := inode(), out.Len()
+	if first == 0 {
+		t.Fatal("no stats file written")
+	}
+	time.Sleep(100 * time.Millisecond) // twenty intervals with nothing new
+	if inode() != first || out.Len() != printed {
+		t.Fatalf("idle statistics reported again: file replaced %v, %d more bytes printed", inode() != first, out.Len()-printed)
+	}
+	if errs := deliver(t, eps[0], 0, []payload{tracesPayload(t, 0, "a", 2)}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	for inode() == first && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if inode() == first {
+		t.Error("a frame did not make the sidecar rewrite its statistics")
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if s := readStats(t, statsFile); !s.Final || s.Totals["all"].Items != 2 {
+		t.Errorf("final statistics %+v, want final with 2 items", s.Totals["all"])
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the sidecar's goroutine and the
+// test's.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Len()
 }

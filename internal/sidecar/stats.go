@@ -3,7 +3,6 @@
 package sidecar
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -156,13 +155,9 @@ func (c *collector) snapshot(final bool) Stats {
 	return s
 }
 
-// writeStatsFile replaces path with s as indented JSON, atomically so that
+// writeStatsFile replaces path with b (the statistics as JSON), atomically so that
 // a reader never sees half a file.
-func writeStatsFile(path string, s Stats) error {
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
+func writeStatsFile(path string, b []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("writing stats: %w", err)
