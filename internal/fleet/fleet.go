@@ -396,10 +396,10 @@ func (fl *Fleet) newClient(endpoint, id string, index, count int, obs transport.
 		if cs.Logger != nil {
 			cs.Logger = cs.Logger.With("member", id)
 		}
+		cs.Observer = obs
 	} else {
-		cs.Shard, cs.ShardCount = uint32(index), uint32(count)
+		cs = ShardSettings(cs, index, count, obs)
 	}
-	cs.Observer = obs
 	if probeEvery > 0 {
 		cs.InitialBackoff = min(cs.InitialBackoff, probeEvery)
 		cs.MaxBackoff = probeEvery
@@ -407,6 +407,15 @@ func (fl *Fleet) newClient(endpoint, id string, index, count int, obs transport.
 		cs.Linger = 0
 	}
 	return transport.NewClient(cs)
+}
+
+// ShardSettings returns cs for the client of shard i of a static endpoints
+// list of n, reporting to obs: what every client of such a list is built
+// from, at start and when the fleet takes an ejected member back.
+func ShardSettings(cs transport.ClientSettings, i, n int, obs transport.Observer) transport.ClientSettings {
+	cs.Shard, cs.ShardCount = uint32(i), uint32(n)
+	cs.Observer = obs
+	return cs
 }
 
 func (fl *Fleet) resolverError(err error) {

@@ -14,8 +14,8 @@ import (
 
 // newClientSettings returns the settings every client of the processor is
 // built from, for an endpoint: the configuration's queue, timeouts, linger
-// and TLS. shardSettings adds a static list's shard; internal/fleet adds a
-// resolver's member identity (shard 0 of 1, named by its ID).
+// and TLS. internal/fleet adds a static list's shard (fleet.ShardSettings)
+// or a resolver's member identity (shard 0 of 1, named by its ID).
 func newClientSettings(cfg *Config, sender string, tlsConfig *tls.Config, releaseFrame func([]byte), logger *zap.Logger) func(endpoint string) transport.ClientSettings {
 	return func(endpoint string) transport.ClientSettings {
 		return transport.ClientSettings{
@@ -35,13 +35,4 @@ func newClientSettings(cfg *Config, sender string, tlsConfig *tls.Config, releas
 			Logger: slog.New(zapslog.NewHandler(logger.Core())),
 		}
 	}
-}
-
-// shardSettings are the client settings of shard i of an endpoints list of
-// n.
-func (s *shardSet) shardSettings(endpoint string, i, n int, obs transport.Observer) transport.ClientSettings {
-	cs := s.clientSettings(endpoint)
-	cs.Shard, cs.ShardCount = uint32(i), uint32(n)
-	cs.Observer = obs
-	return cs
 }

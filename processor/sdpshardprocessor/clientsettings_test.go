@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+
+	"github.com/otelcol-sdp/otelcol-sdp/internal/fleet"
 )
 
 // Every client, of an endpoints list or of a fleet's member, gets the
@@ -36,7 +38,7 @@ func TestClientSettingsCarryTheLinger(t *testing.T) {
 			s, err := newShardSet(testSettings(tel), cfg, nil)
 			require.NoError(t, err)
 			t.Cleanup(func() { s.shutdown(context.Background()) })
-			shard := s.shardSettings(cfg.Endpoints[1], 1, 2, s.obs)
+			shard := fleet.ShardSettings(s.clientSettings(cfg.Endpoints[1]), 1, 2, s.obs)
 			// internal/fleet builds a member's client from these,
 			// adding only its identity.
 			member := s.clientSettings(cfg.Endpoints[1])

@@ -202,7 +202,7 @@ func newShardSet(set processor.Settings, cfg *Config, newSource func(*Config, pr
 	} else {
 		var clients []*transport.Client
 		for i, endpoint := range cfg.Endpoints {
-			c, err := transport.NewClient(s.shardSettings(endpoint, i, len(cfg.Endpoints), obs))
+			c, err := transport.NewClient(fleet.ShardSettings(s.clientSettings(endpoint), i, len(cfg.Endpoints), obs))
 			if err != nil {
 				tb.Shutdown()
 				return nil, fmt.Errorf("endpoints[%d]: %w", i, err)
