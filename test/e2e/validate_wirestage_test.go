@@ -25,6 +25,7 @@ func TestValidateRefusesWhatStartRefuses(t *testing.T) {
 	tests := []struct {
 		name    string
 		sets    []string
+		gate    bool // run with the profiles feature gate
 		want    []string
 		notWant []string
 	}{
@@ -39,6 +40,22 @@ func TestValidateRefusesWhatStartRefuses(t *testing.T) {
 			notWant: []string{"in no traces pipeline", "pipeline metrics", "pipeline logs"},
 		},
 		{
+			name: "profiles pipeline with a staged processor after batch",
+			sets: []string{
+				"processors::batch::send_batch_size=100",
+				"service::pipelines::profiles::receivers=[otlp]",
+				"service::pipelines::profiles::processors=[batch, wirecount, sdpshard]",
+				"service::pipelines::profiles::exporters=[debug]",
+			},
+			gate: true,
+			want: []string{
+				"extensions::wirestage",
+				"pipeline profiles (fed by otlp, which uses wirestage): wirecount comes after batch",
+				"put wirecount before batch",
+			},
+			notWant: []string{"pipeline traces", "pipeline metrics", "pipeline logs"},
+		},
+		{
 			name: "diverting stage without divert_all_pipelines",
 			sets: []string{"processors::sdpshard::mode=divert"},
 			want: []string{"extensions::wirestage", "sdpshard diverts before the receiver decodes", "divert_all_pipelines: true"},
@@ -47,6 +64,9 @@ func TestValidateRefusesWhatStartRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := []string{"--config", gateway}
+			if tt.gate {
+				args = append(args, profilesGate)
+			}
 			for _, s := range tt.sets {
 				args = append(args, "--set="+s)
 			}
