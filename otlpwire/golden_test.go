@@ -39,6 +39,7 @@ type goldenVector struct {
 
 type gvResource struct {
 	Items       int        `json:"items"`
+	Profiles    int        `json:"profiles"`
 	Dropped     uint32     `json:"droppedAttributesCount"`
 	SchemaURL   string     `json:"schemaUrl"`
 	Attributes  []gvAttr   `json:"attributes"`
@@ -189,7 +190,7 @@ func TestGoldenCounts(t *testing.T) {
 			if err != nil || items != v.Items || resources != len(v.Resources) {
 				t.Fatalf("ItemAndResourceCount = %d, %d, %v; pdata: %d items, %d resources", items, resources, err, v.Items, len(v.Resources))
 			}
-			i := 0
+			i, profiles := 0, 0
 			for rd, err := range req.Resources() {
 				if err != nil {
 					t.Fatal(err)
@@ -203,6 +204,12 @@ func TestGoldenCounts(t *testing.T) {
 				}
 				if n, err := WholeItemCount(rd); err != nil || n != want.Items {
 					t.Fatalf("resource %d: WholeItemCount = %d, %v; pdata counts %d", i, n, err, want.Items)
+				}
+				if rd.Signal() == SignalProfiles {
+					if n, err := rd.ProfileCount(); err != nil || n != want.Profiles {
+						t.Fatalf("resource %d: ProfileCount = %d, %v; pdata counts %d", i, n, err, want.Profiles)
+					}
+					profiles += want.Profiles
 				}
 				j := 0
 				for sd, err := range rd.Scopes() {
@@ -224,6 +231,11 @@ func TestGoldenCounts(t *testing.T) {
 			}
 			if i != len(v.Resources) {
 				t.Fatalf("Resources yields %d, pdata reads %d", i, len(v.Resources))
+			}
+			if req.Signal() == SignalProfiles {
+				if n, err := req.ProfileCount(); err != nil || n != profiles {
+					t.Fatalf("ProfileCount = %d, %v; pdata counts %d", n, err, profiles)
+				}
 			}
 		})
 	}
@@ -288,6 +300,11 @@ func TestGoldenMalformed(t *testing.T) {
 			items, resources, err := req.ItemAndResourceCount()
 			if !errors.Is(err, reason) || items != 0 || resources != 0 {
 				t.Fatalf("ItemAndResourceCount = %d, %d, %v; want 0, 0, %v", items, resources, err, reason)
+			}
+			if req.Signal() == SignalProfiles {
+				if n, err := req.ProfileCount(); !errors.Is(err, reason) || n != 0 {
+					t.Fatalf("ProfileCount = %d, %v; want 0 and %v", n, err, reason)
+				}
 			}
 			// The error is met either by Resources or inside a resource it yields.
 			var found error

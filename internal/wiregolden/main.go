@@ -80,7 +80,9 @@ type (
 		Resources    []resource `json:"resources,omitempty"`
 	}
 	resource struct {
-		Items      int      `json:"items"`
+		Items int `json:"items"`
+		// Profiles counts a profiles resource's profiles.
+		Profiles   int      `json:"profiles,omitempty"`
 		Dropped    uint32   `json:"droppedAttributesCount"`
 		SchemaURL  string   `json:"schemaUrl"`
 		Attributes []attr   `json:"attributes"`

@@ -32,6 +32,7 @@ func decodeProfiles(b []byte) (decoded, error) {
 		r := newResource(rp.Resource(), rp.SchemaUrl())
 		for _, sp := range rp.ScopeProfiles().All() {
 			n := 0
+			r.Profiles += sp.Profiles().Len()
 			for _, p := range sp.Profiles().All() {
 				for _, s := range p.Samples().All() {
 					r.ItemKeys = append(r.ItemKeys, sampleKey(dict, sp.Scope().Name(), p, s))
