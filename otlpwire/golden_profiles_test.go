@@ -129,6 +129,15 @@ func sampleKeys(t *testing.T, d ResourceData) []string {
 		}
 		return string(tables[tableString][int32(i)])
 	}
+	attr := func(ai uint64) string {
+		a := entry(tableAttribute, ai)
+		var text []byte
+		for _, v := range fieldMessages(t, a, &schemaKeyValueAndUnit, 2) {
+			text = must(NewValue(v)).AppendText(nil)
+		}
+		return str(lastValue(t, a, &schemaKeyValueAndUnit, 1)) + "=" + string(text) + "[" +
+			str(lastValue(t, a, &schemaKeyValueAndUnit, 3)) + "]"
+	}
 	var out []string
 	for sd, err := range d.Scopes() {
 		if err != nil {
@@ -146,16 +155,25 @@ func sampleKeys(t *testing.T, d ResourceData) []string {
 				var b strings.Builder
 				b.WriteString(head)
 				if si := lastValue(t, s, &schemaSample, fieldSampleStack); si > 0 {
-					k := 0
-					for _, li := range fieldValues(t, entry(tableStack, si), &schemaStack, 1) {
-						for _, ln := range fieldMessages(t, entry(tableLocation, li), &schemaLocation, 3) {
-							if k > 0 {
-								b.WriteString(";")
+					for k, li := range fieldValues(t, entry(tableStack, si), &schemaStack, 1) {
+						loc := entry(tableLocation, li)
+						if k > 0 {
+							b.WriteString(";")
+						}
+						if mi := lastValue(t, loc, &schemaLocation, 1); int(int32(mi)) >= 0 && int(int32(mi)) < len(tables[tableMapping]) {
+							b.WriteString(str(lastValue(t, entry(tableMapping, mi), &schemaMapping, 4)))
+						}
+						b.WriteString("@")
+						for j, ln := range fieldMessages(t, loc, &schemaLocation, 3) {
+							if j > 0 {
+								b.WriteString(",")
 							}
-							k++
 							fn := entry(tableFunction, lastValue(t, ln, &schemaLine, 1))
-							b.WriteString(str(lastValue(t, fn, &schemaFunction, 1)) + ":" +
-								strconv.FormatInt(int64(lastValue(t, ln, &schemaLine, 2)), 10))
+							b.WriteString(str(lastValue(t, fn, &schemaFunction, 1)) + "/" + str(lastValue(t, fn, &schemaFunction, 2)) + "/" +
+								str(lastValue(t, fn, &schemaFunction, 3)) + ":" + strconv.FormatInt(int64(lastValue(t, ln, &schemaLine, 2)), 10))
+						}
+						for _, ai := range fieldValues(t, loc, &schemaLocation, 4) {
+							b.WriteString("{" + attr(ai) + "}")
 						}
 					}
 				}
@@ -164,12 +182,7 @@ func sampleKeys(t *testing.T, d ResourceData) []string {
 					if k > 0 {
 						b.WriteString(",")
 					}
-					a := entry(tableAttribute, ai)
-					var text []byte
-					for _, v := range fieldMessages(t, a, &schemaKeyValueAndUnit, 2) {
-						text = must(NewValue(v)).AppendText(nil)
-					}
-					b.WriteString(str(lastValue(t, a, &schemaKeyValueAndUnit, 1)) + "=" + string(text))
+					b.WriteString(attr(ai))
 				}
 				b.WriteString("|")
 				if li := lastValue(t, s, &schemaSample, fieldSampleLink); li > 0 {

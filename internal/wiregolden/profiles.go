@@ -47,8 +47,11 @@ func decodeProfiles(b []byte) (decoded, error) {
 }
 
 // sampleKey renders a sample: scope/type:unit|frames|attributes|link|values,
-// frames as function:line for every line of every location of its stack,
-// attributes as key=text, the link as its trace id.
+// frames as mapping@function/system/file:line,... for every location of its
+// stack (locations separated by ";", each followed by its attributes in
+// braces), attributes as key=text[unit], the link as its trace id: every
+// string a sample reaches through the dictionary, so that a pruned
+// dictionary that lost one shows.
 func sampleKey(dict pprofile.ProfilesDictionary, scope string, p pprofile.Profile, s pprofile.Sample) string {
 	str := func(i int32) string {
 		if i < 0 || int(i) >= dict.StringTable().Len() {
@@ -56,17 +59,32 @@ func sampleKey(dict pprofile.ProfilesDictionary, scope string, p pprofile.Profil
 		}
 		return dict.StringTable().At(int(i))
 	}
+	attr := func(i int32) string {
+		a := dict.AttributeTable().At(int(i))
+		return str(a.KeyStrindex()) + "=" + a.Value().AsString() + "[" + str(a.UnitStrindex()) + "]"
+	}
 	var b strings.Builder
 	b.WriteString(scope + "/" + str(p.SampleType().TypeStrindex()) + ":" + str(p.SampleType().UnitStrindex()) + "|")
 	if st := s.StackIndex(); st > 0 && int(st) < dict.StackTable().Len() {
 		for k, li := range dict.StackTable().At(int(st)).LocationIndices().All() {
 			loc := dict.LocationTable().At(int(li))
+			if k > 0 {
+				b.WriteString(";")
+			}
+			if mi := loc.MappingIndex(); mi >= 0 && int(mi) < dict.MappingTable().Len() {
+				b.WriteString(str(dict.MappingTable().At(int(mi)).FilenameStrindex()))
+			}
+			b.WriteString("@")
 			for j, ln := range loc.Lines().All() {
-				if k > 0 || j > 0 {
-					b.WriteString(";")
+				if j > 0 {
+					b.WriteString(",")
 				}
-				b.WriteString(str(dict.FunctionTable().At(int(ln.FunctionIndex())).NameStrindex()) + ":" +
+				f := dict.FunctionTable().At(int(ln.FunctionIndex()))
+				b.WriteString(str(f.NameStrindex()) + "/" + str(f.SystemNameStrindex()) + "/" + str(f.FilenameStrindex()) + ":" +
 					strconv.FormatInt(ln.Line(), 10))
+			}
+			for _, ai := range loc.AttributeIndices().All() {
+				b.WriteString("{" + attr(ai) + "}")
 			}
 		}
 	}
@@ -75,8 +93,7 @@ func sampleKey(dict pprofile.ProfilesDictionary, scope string, p pprofile.Profil
 		if k > 0 {
 			b.WriteString(",")
 		}
-		a := dict.AttributeTable().At(int(ai))
-		b.WriteString(str(a.KeyStrindex()) + "=" + a.Value().AsString())
+		b.WriteString(attr(ai))
 	}
 	b.WriteString("|")
 	if li := s.LinkIndex(); li > 0 {
@@ -103,19 +120,24 @@ func buildProfiles() pprofile.Profiles {
 	s := func(v string) int32 { strs.Append(v); return int32(strs.Len() - 1) }
 	dict.MappingTable().AppendEmpty()
 	dict.MappingTable().AppendEmpty().SetFilenameStrindex(s("/bin/app"))
+	dict.MappingTable().AppendEmpty().SetFilenameStrindex(s("/lib/libc.so"))
 	dict.FunctionTable().AppendEmpty()
 	for i := range 6 {
 		f := dict.FunctionTable().AppendEmpty()
 		f.SetNameStrindex(s(fmt.Sprintf("main.f%d", i)))
-		f.SetFilenameStrindex(s("main.go"))
+		f.SetSystemNameStrindex(s(fmt.Sprintf("_ZN4main2f%dE", i)))
+		f.SetFilenameStrindex(s(fmt.Sprintf("main%d.go", i%2)))
 	}
 	dict.LocationTable().AppendEmpty()
 	for i := range 8 {
 		loc := dict.LocationTable().AppendEmpty()
-		loc.SetMappingIndex(1)
+		loc.SetMappingIndex(int32(1 + i%4/3)) // every fourth in libc
 		loc.SetAddress(uint64(0x1000 + i*16))
 		loc.Lines().AppendEmpty().SetFunctionIndex(int32(1 + i%6))
 		loc.Lines().At(0).SetLine(int64(10 + i))
+		if i%4 == 1 {
+			loc.AttributeIndices().Append(3) // only locations reference it
+		}
 		if i%3 == 0 { // an inlined caller
 			ln := loc.Lines().AppendEmpty()
 			ln.SetFunctionIndex(int32(1 + (i+1)%6))
@@ -136,6 +158,10 @@ func buildProfiles() pprofile.Profiles {
 	a = dict.AttributeTable().AppendEmpty()
 	a.SetKeyStrindex(s("thread.id"))
 	a.Value().SetInt(7)
+	a = dict.AttributeTable().AppendEmpty()
+	a.SetKeyStrindex(s("frame.size"))
+	a.Value().SetInt(64)
+	a.SetUnitStrindex(s("By"))
 	dict.LinkTable().AppendEmpty()
 	l := dict.LinkTable().AppendEmpty()
 	l.SetTraceID(pcommon.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
