@@ -60,7 +60,7 @@ type FloorStats struct {
 
 // floorCounter counts what the floor server received.
 type floorCounter struct {
-	items  [3]atomic.Int64 // by index in Signals
+	items  [len(signalNames)]atomic.Int64 // by index in Signals
 	errors atomic.Int64
 }
 
@@ -218,13 +218,9 @@ func newFloorGRPC(c *floorCounter) *grpc.Server {
 	// 10-22% more CPU with small and SDK-sized requests alike (alternating
 	// rounds, benchmarks/RESULTS.md), and the floor is the cheaper server.
 	s := grpc.NewServer(grpc.ForceServerCodecV2(floorCodec{c}), grpc.MaxRecvMsgSize(64<<20), grpc.NumStreamWorkers(16))
-	for i, svc := range []string{
-		"opentelemetry.proto.collector.trace.v1.TraceService",
-		"opentelemetry.proto.collector.metrics.v1.MetricsService",
-		"opentelemetry.proto.collector.logs.v1.LogsService",
-	} {
+	for i, signal := range Signals {
 		s.RegisterService(&grpc.ServiceDesc{
-			ServiceName: svc,
+			ServiceName: grpcServices[signal],
 			HandlerType: (*any)(nil),
 			Methods: []grpc.MethodDesc{{
 				MethodName: "Export",
@@ -244,14 +240,15 @@ func newFloorGRPC(c *floorCounter) *grpc.Server {
 // max_request_body_size would.
 const floorBodyLimit = 64 << 20
 
-// newFloorHTTP serves OTLP/HTTP protobuf requests: it reads the body
+// newFloorHTTP serves OTLP/HTTP protobuf requests on every signal's path
+// (profiles on /v1development/profiles): it reads the body
 // (gunzipping it when the client says so) into a reused buffer, counts and
 // answers 200 with an empty protobuf response.
 func newFloorHTTP(c *floorCounter) http.Handler {
 	bufs := sync.Pool{New: func() any { return new(bytes.Buffer) }}
 	mux := http.NewServeMux()
-	for i, path := range []string{"/v1/traces", "/v1/metrics", "/v1/logs"} {
-		mux.HandleFunc("POST "+path, func(w http.ResponseWriter, r *http.Request) {
+	for i, signal := range Signals {
+		mux.HandleFunc("POST "+httpPaths[signal], func(w http.ResponseWriter, r *http.Request) {
 			var body io.Reader = http.MaxBytesReader(w, r.Body, floorBodyLimit)
 			if r.Header.Get("Content-Encoding") == "gzip" {
 				zr, err := gzip.NewReader(body)

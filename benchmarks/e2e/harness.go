@@ -46,7 +46,7 @@ func Available(ctx context.Context, o Options, scenarios []Scenario) ([]Scenario
 // validate runs `BIN validate --config` on the scenario, with placeholder
 // values for the variables the harness sets at run time.
 func validate(ctx context.Context, bin string, s Scenario) error {
-	cmd := exec.CommandContext(ctx, bin, "validate", "--config", s.Path)
+	cmd := exec.CommandContext(ctx, bin, collectorArgs(s, "validate", "--config", s.Path)...)
 	cmd.Env = append(os.Environ(), placeholderEnv(s.Sidecars, s.SidecarKind)...)
 	out, err := cmd.CombinedOutput()
 	if err == nil {
@@ -110,8 +110,9 @@ type Plan struct {
 
 // Run measures every case Rounds times, interleaving the scenarios: each
 // round runs every signal and protocol, and for each of those every scenario
-// back to back, so slow drifts of the machine hit them alike. A case that
-// fails is reported and not run again.
+// back to back, so slow drifts of the machine hit them alike, except the
+// signals a scenario does not carry (Scenario.Carries). A case that fails is
+// reported and not run again.
 func (p Plan) Run(ctx context.Context) ([]Measurement, []Failure, error) {
 	payloads := map[string]Payload{}
 	for _, signal := range p.Signals {
@@ -131,7 +132,7 @@ func (p Plan) Run(ctx context.Context) ([]Measurement, []Failure, error) {
 			for _, protocol := range p.Protocols {
 				for _, s := range p.Scenarios {
 					c := Case{Scenario: s, Signal: signal, Protocol: protocol}
-					if failed[c.String()] {
+					if failed[c.String()] || !s.Carries(signal) {
 						continue
 					}
 					if err := ctx.Err(); err != nil {
@@ -163,6 +164,9 @@ func (p Plan) Run(ctx context.Context) ([]Measurement, []Failure, error) {
 // case writes a CPU profile of its whole run (warm-up included) next to
 // path, PATH-sidecar-N.pprof, whose flat top follows.
 func (p Plan) Profile(ctx context.Context, c Case, seconds int, path, goTool string) (string, error) {
+	if !c.Scenario.Carries(c.Signal) {
+		return "", fmt.Errorf("%s has no %s pipeline (bench-signals: %s)", c.Scenario.Name, c.Signal, strings.Join(c.Scenario.Signals, ","))
+	}
 	pl, err := NewPayload(c.Signal, p.Shape)
 	if err != nil {
 		return "", err

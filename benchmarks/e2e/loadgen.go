@@ -24,13 +24,26 @@ import (
 	"github.com/otelcol-sdp/otelcol-sdp/internal/sidecar"
 )
 
-var grpcMethods = map[string]string{
-	"traces":  "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
-	"metrics": "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export",
-	"logs":    "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
+// grpcServices names each signal's OTLP/gRPC export service, whose one
+// method is Export. The profiles service is the development version the
+// pinned Collector serves.
+var grpcServices = map[string]string{
+	"traces":   "opentelemetry.proto.collector.trace.v1.TraceService",
+	"metrics":  "opentelemetry.proto.collector.metrics.v1.MetricsService",
+	"logs":     "opentelemetry.proto.collector.logs.v1.LogsService",
+	"profiles": "opentelemetry.proto.collector.profiles.v1development.ProfilesService",
 }
 
-var httpPaths = map[string]string{"traces": "/v1/traces", "metrics": "/v1/metrics", "logs": "/v1/logs"}
+// grpcMethod is the full method name a client calls to export signal.
+func grpcMethod(signal string) string { return "/" + grpcServices[signal] + "/Export" }
+
+// httpPaths is each signal's OTLP/HTTP path.
+var httpPaths = map[string]string{
+	"traces":   "/v1/traces",
+	"metrics":  "/v1/metrics",
+	"logs":     "/v1/logs",
+	"profiles": "/v1development/profiles",
+}
 
 // maxAttempts bounds the retries of one request answered with a retryable
 // status (gRPC UNAVAILABLE or RESOURCE_EXHAUSTED, HTTP 429 or 503).
@@ -184,7 +197,7 @@ func (l Load) newSender() (sender, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &grpcSender{conn: conn, method: grpcMethods[l.Payload.Signal], payload: l.Payload.Bytes}, nil
+		return &grpcSender{conn: conn, method: grpcMethod(l.Payload.Signal), payload: l.Payload.Bytes}, nil
 	case "http":
 		body, encoding := l.Payload.Bytes, ""
 		if l.Compression == "gzip" {

@@ -4,6 +4,7 @@ package e2ebench
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -11,15 +12,22 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/collector/pdata/pprofile"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/otelcol-sdp/otelcol-sdp/internal/profilestest"
 	"github.com/otelcol-sdp/otelcol-sdp/otlpwire"
 )
 
-// Signals and protocols the harness drives, in report order.
+// signalNames backs Signals; being an array, its length is a constant that
+// sizes the per-signal counters of the sink and the floor.
+var signalNames = [...]string{"traces", "metrics", "logs", "profiles"}
+
+// Signals and protocols the harness drives, in report order. Profiles need
+// the Collector feature gate service.profilesSupport (see run.go).
 var (
-	Signals   = []string{"traces", "metrics", "logs"}
+	Signals   = signalNames[:]
 	Protocols = []string{"grpc", "http"}
 )
 
@@ -41,7 +49,7 @@ var PayloadKinds = []string{PayloadSmall, PayloadSDK}
 // Shape is the fixed shape of every request the load generator sends.
 type Shape struct {
 	Resources        int    // resources per request, each with its own service.name
-	ItemsPerResource int    // spans, data points or log records per resource
+	ItemsPerResource int    // spans, data points, log records or samples per resource
 	Kind             string // PayloadSmall ("" too) or PayloadSDK
 }
 
@@ -89,6 +97,8 @@ func NewPayload(signal string, shape Shape) (Payload, error) {
 			ld = buildSDKLogs(shape)
 		}
 		b, err = plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
+	case "profiles":
+		b = profilestest.Marshal(buildProfiles(shape, sdk))
 	default:
 		return Payload{}, fmt.Errorf("unknown signal %q", signal)
 	}
@@ -106,8 +116,8 @@ func NewPayload(signal string, shape Shape) (Payload, error) {
 	return Payload{Signal: signal, Items: n, Bytes: b}, nil
 }
 
-// CountItems counts the spans, data points or log records of an OTLP export
-// request on the wire, without decoding it.
+// CountItems counts the spans, data points, log records or samples of an
+// OTLP export request on the wire, without decoding it.
 func CountItems(signal string, b []byte) (int, error) {
 	var sig otlpwire.Signal
 	switch signal {
@@ -117,6 +127,8 @@ func CountItems(signal string, b []byte) (int, error) {
 		sig = otlpwire.SignalMetrics
 	case "logs":
 		sig = otlpwire.SignalLogs
+	case "profiles":
+		sig = otlpwire.SignalProfiles
 	default:
 		return 0, fmt.Errorf("unknown signal %q", signal)
 	}
@@ -212,4 +224,31 @@ func buildLogs(shape Shape) plog.Logs {
 		}
 	}
 	return ld
+}
+
+// buildProfiles builds a profiles request as a profiler sends one: one
+// dictionary shared by every resource, and under each resource one scope
+// with one CPU profile of shape.ItemsPerResource samples whose stacks are
+// drawn from that dictionary. Resources carry the attributes of the other
+// signals' payloads of the same kind (small or sdk); the sdk kind also has
+// deeper stacks. The dictionary grows with the samples of the request (half
+// as many stacks and functions as samples, as many locations), so that the
+// bytes per sample stay about the same whatever the request's shape. The
+// seed is fixed: every run sends the same bytes.
+func buildProfiles(shape Shape, sdk bool) pprofile.Profiles {
+	n := shape.Items()
+	sh := profilestest.Shape{
+		Resources: shape.Resources, Scopes: 1, Profiles: 1, Samples: shape.ItemsPerResource,
+		Functions: max(4, n/2), Locations: max(8, n), Stacks: max(4, n/2), Depth: 16,
+		Resource: func(_ *rand.Rand, i int, res pcommon.Resource) { fillResource(res, i) },
+		Scope:    func(_ *rand.Rand, _ int, sc pcommon.InstrumentationScope) { sc.SetName("otelcol-sdp/benchmarks/e2e") },
+	}
+	if sdk {
+		sh.Depth = 32
+		sh.Resource = func(_ *rand.Rand, i int, res pcommon.Resource) { fillSDKResource(res, i) }
+		sh.Scope = func(_ *rand.Rand, _ int, sc pcommon.InstrumentationScope) {
+			sc.SetName("go.opentelemetry.io/ebpf-profiler")
+		}
+	}
+	return profilestest.Generate(1, sh)
 }

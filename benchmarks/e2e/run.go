@@ -171,7 +171,7 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 		// from the environment.
 		env = append(env, "BENCH_FLOOR_PPROF_ENDPOINT="+pprofEndpoint)
 	}
-	collector, err := procstat.Start("collector", o.Collectors[c.Scenario.Binary], []string{"--config", config}, env, filepath.Join(dir, "collector.log"))
+	collector, err := procstat.Start("collector", o.Collectors[c.Scenario.Binary], collectorArgs(c.Scenario, "--config", config), env, filepath.Join(dir, "collector.log"))
 	if err != nil {
 		return m, err
 	}
@@ -290,6 +290,25 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 		m.Items += warm.Items
 	}
 	return m, nil
+}
+
+// profilesGate is the Collector feature gate that allows profiles
+// pipelines: the profiles signal is in development on the v0.165 train, and
+// a Collector refuses a configuration with a profiles pipeline without it.
+// The scenarios in configs/ carry a profiles pipeline beside their traces,
+// metrics and logs pipelines, so every Collector, plain or otelcol-sdp (and
+// the anchor, whose configuration has none, alike), is validated and started
+// with it, whatever signals a run sends.
+const profilesGate = "--feature-gates=service.profilesSupport"
+
+// collectorArgs is the command line of the scenario's binary: args, and the
+// profiles feature gate for a Collector. The floor server is no Collector
+// and takes no feature gates.
+func collectorArgs(s Scenario, args ...string) []string {
+	if s.Binary == FloorBinary {
+		return args
+	}
+	return append(args, profilesGate)
 }
 
 // countedCrossings turns the counters off and reads them: the Collector's,

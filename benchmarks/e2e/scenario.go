@@ -45,6 +45,7 @@ const (
 //	# bench-sidecar-kind: floor      (what they run: sdp-sidecar, the default, or floor)
 //	# bench-expect: sink,sidecars    (where every item must arrive exactly once)
 //	# bench-baseline: true           (the scenario the others are compared with)
+//	# bench-signals: traces,logs     (the signals it has pipelines for; every signal when absent)
 //
 // The header ends at the first line that is not a comment.
 type Scenario struct {
@@ -56,11 +57,20 @@ type Scenario struct {
 	SidecarKind string
 	Expect      []string
 	Baseline    bool
+	// Signals are the signals the configuration has pipelines for; nil
+	// means every one of Signals.
+	Signals []string
 }
 
 // Expects reports whether every item must arrive at dest. A destination that
 // is not expected must receive nothing.
 func (s Scenario) Expects(dest string) bool { return slices.Contains(s.Expect, dest) }
+
+// Carries reports whether the scenario's configuration has a pipeline for
+// signal: the harness runs no case of a signal a scenario does not carry.
+func (s Scenario) Carries(signal string) bool {
+	return s.Signals == nil || slices.Contains(s.Signals, signal)
+}
 
 // LoadScenarios reads every *.yaml file of dir: the baseline first, then the
 // others in name order.
@@ -144,6 +154,16 @@ func ParseScenario(path string, b []byte) (Scenario, error) {
 			}
 		case "bench-baseline":
 			s.Baseline, err = strconv.ParseBool(value)
+		case "bench-signals":
+			s.Signals = []string{}
+			for _, sig := range strings.Split(value, ",") {
+				sig = strings.TrimSpace(sig)
+				if !slices.Contains(Signals, sig) {
+					err = fmt.Errorf("unknown signal %q (%s)", sig, strings.Join(Signals, ", "))
+					break
+				}
+				s.Signals = append(s.Signals, sig)
+			}
 		default:
 			err = errors.New("unknown key")
 		}

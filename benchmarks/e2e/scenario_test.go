@@ -5,10 +5,13 @@ package e2ebench
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 func TestParseScenario(t *testing.T) {
@@ -33,6 +36,24 @@ receivers:
 	}
 	if s.SidecarKind != SidecarSDP {
 		t.Errorf("SidecarKind %q, want the default %q", s.SidecarKind, SidecarSDP)
+	}
+	for _, signal := range Signals {
+		if !s.Carries(signal) {
+			t.Errorf("without bench-signals the scenario does not carry %s", signal)
+		}
+	}
+}
+
+// bench-signals lists the signals a scenario has pipelines for; the others
+// it does not carry.
+func TestParseScenarioSignals(t *testing.T) {
+	s, err := ParseScenario("x.yaml", []byte("# bench-binary: anchor\n# bench-expect: sink\n# bench-signals: traces, logs\nexporters: {}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Signals, []string{"traces", "logs"}) || !s.Carries("traces") || !s.Carries("logs") ||
+		s.Carries("metrics") || s.Carries("profiles") {
+		t.Errorf("got %+v", s)
 	}
 }
 
@@ -59,6 +80,7 @@ func TestParseScenarioErrors(t *testing.T) {
 		"unknown key":       {"# bench-binaries: plain\n", "bench-binaries: unknown key"},
 		"bad bool":          {"# bench-binary: plain\n# bench-expect: sink\n# bench-baseline: sure\n", "bench-baseline"},
 		"bad sidecar kind":  {"# bench-binary: plain\n# bench-sidecar-kind: agent\n", `unknown kind "agent"`},
+		"bad signal":        {"# bench-binary: plain\n# bench-expect: sink\n# bench-signals: traces,events\n", `unknown signal "events"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := ParseScenario("x.yaml", []byte(tc.header+"receivers: {}\n"))
@@ -105,6 +127,7 @@ func TestLoadScenariosRepository(t *testing.T) {
 				t.Errorf("%s: no %s", s.Path, v)
 			}
 		}
+		checkProfilesPipeline(t, s, b)
 	}
 	want := []string{"plain", "fleet16-nowait-linger", "fleet16-nowait-linger0", "fleet16-nowait-linger50", "fleet16-wait", "fleet2-nowait-linger", "fleet2-nowait-linger0", "fleet2-nowait-linger50", "fleet2-wait", "floor", "loadbalancing-traceid",
 		"pdata-divert-nowait", "pdata-divert", "pdata-tee-nowait", "pdata-tee",
@@ -182,5 +205,35 @@ func TestLoadScenariosErrors(t *testing.T) {
 	}
 	if _, err := LoadScenarios(dir); err == nil || !strings.Contains(err.Error(), "more than one") {
 		t.Errorf("two baselines: %v", err)
+	}
+}
+
+// checkProfilesPipeline requires a Collector scenario that carries profiles
+// to route them as it routes traces: a profiles pipeline with the traces
+// pipeline's receivers, processors and exporters. One that does not carry
+// them (bench-signals) must have no profiles pipeline.
+func checkProfilesPipeline(t *testing.T, s Scenario, config []byte) {
+	t.Helper()
+	var cfg struct {
+		Service struct {
+			Pipelines map[string]map[string][]string `yaml:"pipelines"`
+		} `yaml:"service"`
+	}
+	if err := yaml.Unmarshal(config, &cfg); err != nil {
+		t.Fatalf("%s: %v", s.Path, err)
+	}
+	traces, ok := cfg.Service.Pipelines["traces"]
+	profiles, has := cfg.Service.Pipelines["profiles"]
+	switch {
+	case !ok:
+		t.Errorf("%s: no traces pipeline", s.Path)
+	case !s.Carries("profiles"):
+		if has {
+			t.Errorf("%s: a profiles pipeline, but bench-signals leaves profiles out", s.Path)
+		}
+	case !has:
+		t.Errorf("%s: no profiles pipeline", s.Path)
+	case !reflect.DeepEqual(profiles, traces):
+		t.Errorf("%s: profiles pipeline %v, traces pipeline %v", s.Path, profiles, traces)
 	}
 }

@@ -15,11 +15,12 @@ import (
 // Sink is the OTLP/gRPC server behind the Collector's exporter. It counts the
 // items of every request on the wire (no decode, so that its own cost stays
 // small: it shares the machine with the system under test) and answers with
-// an empty success response.
+// an empty success response. It serves the export service of every signal
+// in Signals, profiles included.
 type Sink struct {
 	srv    *grpc.Server
 	lis    net.Listener
-	items  [3]atomic.Int64 // by index in Signals
+	items  [len(signalNames)]atomic.Int64 // by index in Signals
 	errors atomic.Int64
 }
 
@@ -30,14 +31,9 @@ func NewSink() (*Sink, error) {
 		return nil, err
 	}
 	s := &Sink{lis: lis, srv: grpc.NewServer(grpc.ForceServerCodecV2(sidecar.RawCodec{}))}
-	for i, svc := range []string{
-		"opentelemetry.proto.collector.trace.v1.TraceService",
-		"opentelemetry.proto.collector.metrics.v1.MetricsService",
-		"opentelemetry.proto.collector.logs.v1.LogsService",
-	} {
-		signal := Signals[i]
+	for i, signal := range Signals {
 		s.srv.RegisterService(&grpc.ServiceDesc{
-			ServiceName: svc,
+			ServiceName: grpcServices[signal],
 			HandlerType: (*any)(nil),
 			Methods: []grpc.MethodDesc{{
 				MethodName: "Export",

@@ -48,13 +48,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		anchorOCB = fs.String("anchor-ocb", ".tools/ocb-v0.161.0/builder", "ocb binary of the anchor's version")
 		anchorMan = fs.String("anchor-manifest", "benchmarks/anchors/tailsampling/builder-config.yaml", "ocb manifest of the anchor Collector")
 		cache     = fs.String("cache", defaultCache(), "where the plain Collector is built")
-		signals   = fs.String("signals", "traces,metrics,logs", "signals to send")
+		signals   = fs.String("signals", "traces,metrics,logs", "signals to send: traces, metrics, logs, profiles (profiles only when listed, so that the default runs stay comparable)")
 		protocols = fs.String("protocols", "grpc,http", "protocols to send over")
 		items     = fs.Int("items", 200000, "items measured per case (rounded up to whole requests)")
 		warmup    = fs.Int("warmup", 50, "requests sent before each measurement, not measured")
 		clients   = fs.Int("clients", 4, "concurrent clients, one connection each")
 		resources = fs.Int("resources", 10, "resources per request")
-		perRes    = fs.Int("items-per-resource", 10, "spans, data points or log records per resource")
+		perRes    = fs.Int("items-per-resource", 10, "spans, data points, log records or samples per resource")
 		payload   = fs.String("payload", e2ebench.PayloadSmall, "item shape: small (5 attributes) or sdk (instrumented-service output, about 1 KB a span)")
 		compress  = fs.String("compression", "none", "request compression: none or gzip")
 		rounds    = fs.Int("rounds", 3, "rounds; the report shows medians")
@@ -159,6 +159,10 @@ func bench(ctx context.Context, stdout, stderr io.Writer, a benchArgs) error {
 	for _, u := range unavailable {
 		fmt.Fprintf(stderr, "not available: %s: %s\n", u.Scenario, u.Reason)
 	}
+	skipped := notCarried(available, a.opts.Signals)
+	for _, c := range skipped {
+		fmt.Fprintf(stderr, "not run: %s: no pipeline for the signal (bench-signals)\n", c)
+	}
 	plan := e2ebench.Plan{Options: a.opts, Scenarios: available, Rounds: a.rounds}
 	started := time.Now().UTC()
 	loadBefore := e2ebench.LoadAverage()
@@ -181,6 +185,9 @@ func bench(ctx context.Context, stdout, stderr io.Writer, a benchArgs) error {
 	rows := e2ebench.Aggregate(ms, names, baseline, floorName)
 	if err := e2ebench.WriteMarkdown(&report, rows, unavailable, failures); err != nil {
 		return err
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(&report, "\nNot run, the scenario having no pipeline for the signal (bench-signals): %s.\n", strings.Join(skipped, ", "))
 	}
 	report.WriteString("\n")
 	if err := e2ebench.WriteTargets(&report, rows, e2ebench.DefaultTargets(baseline, floorName)); err != nil {
@@ -235,6 +242,20 @@ func anchorBinary(a benchArgs, stderr io.Writer) (string, error) {
 	return e2ebench.BuildCollector(a.anchorOCB, a.anchorManifest, a.cache, "tailsampling", stderr)
 }
 
+// notCarried names, as SCENARIO/SIGNAL, the signals of a run that a
+// scenario has no pipeline for (Scenario.Carries): their cases are not run.
+func notCarried(scenarios []e2ebench.Scenario, signals []string) []string {
+	var out []string
+	for _, s := range scenarios {
+		for _, signal := range signals {
+			if !s.Carries(signal) {
+				out = append(out, s.Name+"/"+signal)
+			}
+		}
+	}
+	return out
+}
+
 func checkValues(a benchArgs) error {
 	o := a.opts
 	switch {
@@ -251,7 +272,7 @@ func checkValues(a benchArgs) error {
 	}
 	for _, s := range o.Signals {
 		if !slices.Contains(e2ebench.Signals, s) {
-			return fmt.Errorf("-signals: unknown signal %q", s)
+			return fmt.Errorf("-signals: unknown signal %q (want some of %s)", s, strings.Join(e2ebench.Signals, ", "))
 		}
 	}
 	for _, p := range o.Protocols {
