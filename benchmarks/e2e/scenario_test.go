@@ -131,7 +131,7 @@ func TestLoadScenariosRepository(t *testing.T) {
 	}
 	want := []string{"plain", "fleet16-nowait-linger", "fleet16-nowait-linger0", "fleet16-nowait-linger50", "fleet16-wait", "fleet2-nowait-linger", "fleet2-nowait-linger0", "fleet2-nowait-linger50", "fleet2-wait", "floor", "loadbalancing-traceid",
 		"pdata-divert-nowait", "pdata-divert", "pdata-tee-nowait", "pdata-tee",
-		"plain-samebinary", "predecode-divert-fleet", "predecode-divert-nowait", "predecode-divert-traceid", "predecode-divert", "predecode-tee-nowait", "predecode-tee", "predecode-wirecount"}
+		"plain-samebinary", "predecode-divert-fleet", "predecode-divert-nowait", "predecode-divert-pruned", "predecode-divert-traceid", "predecode-divert", "predecode-tee-nowait", "predecode-tee", "predecode-wirecount"}
 	if !slices.Equal(names, want) {
 		t.Errorf("scenarios %v, want %v", names, want)
 	}

@@ -62,6 +62,9 @@ type Frames struct {
 	// traces and partition serve routing by trace id.
 	traces    *traceSink
 	partition otlpwire.PartitionScratch
+	// prune and pruned serve pruned profiles dictionaries.
+	prune  *otlpwire.PruneScratch
+	pruned []byte
 }
 
 // maxRequestPrefix bounds what otlpwire.AppendRequest writes before the

@@ -138,3 +138,55 @@ func TestRouteSplitsLargeProfilesResources(t *testing.T) {
 		}
 	}
 }
+
+// With PruneDictionaries each frame carries only what its resource
+// references: the same resolved samples as with the whole dictionary, in
+// fewer bytes. A resource whose pruned request does not fit is split with
+// the whole dictionary.
+func TestRoutePrunedProfilesDictionaries(t *testing.T) {
+	pd := profilestest.Generate(3, profilesShape)
+	b := profilestest.Marshal(pd)
+	route := func(prune bool, limit int) *Frames {
+		t.Helper()
+		r, err := NewRouter(RouterSettings{Shards: 3, MaxFrameBytes: limit, HashVersion: otlpwire.HashV2, PruneDictionaries: prune})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := new(Frames)
+		if err := r.Route(otlpwire.NewRequest(otlpwire.SignalProfiles, b), f); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	whole, pruned := route(false, 1_000_000), route(true, 1_000_000)
+	checkProfileFrames(t, pruned, b)
+	if pruned.Frames != 6 || pruned.Items != whole.Items {
+		t.Fatalf("pruned: %d frames of %d items, want 6 of %d", pruned.Frames, pruned.Items, whole.Items)
+	}
+	if pruned.Bytes >= whole.Bytes {
+		t.Errorf("pruned frames hold %d bytes, the whole dictionary's %d", pruned.Bytes, whole.Bytes)
+	}
+	for _, fs := range pruned.ByShard {
+		for _, fr := range fs {
+			if cap(fr.Bytes) != len(fr.Bytes) {
+				t.Errorf("a pruned frame of %d bytes has capacity %d", len(fr.Bytes), cap(fr.Bytes))
+			}
+		}
+	}
+	// Too small for any pruned request: every resource is cut, with the
+	// whole dictionary in each chunk, as without pruning.
+	var dict int
+	for rd, err := range otlpwire.NewRequest(otlpwire.SignalProfiles, b).Resources() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		dict = otlpwire.RequestSize(rd) - len(rd.Bytes())
+		break
+	}
+	limit := dict + (len(b)-dict)/20
+	cut, cutWhole := route(true, limit), route(false, limit)
+	checkProfileFrames(t, cut, b)
+	if cut.Frames != cutWhole.Frames || cut.Bytes != cutWhole.Bytes {
+		t.Errorf("cut with pruning on: %d frames of %d bytes, without: %d of %d", cut.Frames, cut.Bytes, cutWhole.Frames, cutWhole.Bytes)
+	}
+}

@@ -106,6 +106,9 @@ type Config struct {
 	HashVersion int `mapstructure:"hash_version"`
 	// Mode is "tee" (default) or "divert".
 	Mode Mode `mapstructure:"mode"`
+	// ProfilesDictionary is what each profiles frame carries of its
+	// request's dictionary: "whole" (default) or "pruned".
+	ProfilesDictionary ProfilesDictionary `mapstructure:"profiles_dictionary"`
 	// MaxFrameBytes bounds the OTLP payload of one frame; larger resources
 	// are split by scope, then by items, into several frames.
 	MaxFrameBytes int `mapstructure:"max_frame_bytes"`
@@ -226,18 +229,19 @@ func (e *EjectionConfig) validate() []error {
 
 func createDefaultConfig() *Config {
 	return &Config{
-		RoutingKey:     RoutingKeyResource,
-		HashVersion:    defaultHashVersion,
-		Mode:           ModeTee,
-		WaitForAck:     true,
-		MaxFrameBytes:  MaxFrameBytes,
-		QueueBytes:     defaultQueueBytes,
-		DialTimeout:    defaultDialTimeout,
-		InitialBackoff: defaultInitialBackoff,
-		MaxBackoff:     defaultMaxBackoff,
-		WriteTimeout:   transport.DefaultWriteTimeout,
-		AckTimeout:     transport.DefaultAckTimeout,
-		FlushTimeout:   defaultFlushTimeout,
+		RoutingKey:         RoutingKeyResource,
+		HashVersion:        defaultHashVersion,
+		Mode:               ModeTee,
+		WaitForAck:         true,
+		ProfilesDictionary: ProfilesDictionaryWhole,
+		MaxFrameBytes:      MaxFrameBytes,
+		QueueBytes:         defaultQueueBytes,
+		DialTimeout:        defaultDialTimeout,
+		InitialBackoff:     defaultInitialBackoff,
+		MaxBackoff:         defaultMaxBackoff,
+		WriteTimeout:       transport.DefaultWriteTimeout,
+		AckTimeout:         transport.DefaultAckTimeout,
+		FlushTimeout:       defaultFlushTimeout,
 		Ejection: configoptional.Default(EjectionConfig{
 			StallTimeout:      defaultStallTimeout,
 			ProbeInterval:     defaultProbeInterval,
@@ -336,6 +340,7 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, e.validate()...)
 	}
 	errs = append(errs, cfg.validateSend()...)
+	errs = append(errs, cfg.ProfilesDictionary.validate()...)
 	if cfg.InitialBackoff > 0 && cfg.MaxBackoff > 0 && cfg.MaxBackoff < cfg.InitialBackoff {
 		errs = append(errs, fmt.Errorf("max_backoff: %s is shorter than initial_backoff %s", cfg.MaxBackoff, cfg.InitialBackoff))
 	}
@@ -361,13 +366,14 @@ func (cfg *Config) routerSettings() shard.RouterSettings {
 	return shard.RouterSettings{
 		// With a resolver the fleet's snapshot decides the members; the
 		// router's own shard count is not used.
-		Shards:        max(len(cfg.Endpoints), 1),
-		Attributes:    attributes,
-		MaxFrameBytes: cfg.MaxFrameBytes,
-		HashVersion:   version,
-		ByTraceID:     cfg.RoutingKey == RoutingKeyTraceID,
-		ByMetricName:  cfg.RoutingKey == RoutingKeyMetric,
-		ByStream:      cfg.RoutingKey == RoutingKeyStreamID,
+		Shards:            max(len(cfg.Endpoints), 1),
+		Attributes:        attributes,
+		MaxFrameBytes:     cfg.MaxFrameBytes,
+		HashVersion:       version,
+		ByTraceID:         cfg.RoutingKey == RoutingKeyTraceID,
+		ByMetricName:      cfg.RoutingKey == RoutingKeyMetric,
+		ByStream:          cfg.RoutingKey == RoutingKeyStreamID,
+		PruneDictionaries: cfg.ProfilesDictionary == ProfilesDictionaryPruned,
 	}
 }
 

@@ -45,6 +45,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 	assert.Equal(t, 64<<20, cfg.QueueBytes)
 	assert.True(t, cfg.WaitForAck, "at-least-once for clients by default")
 	assert.Nil(t, cfg.Storage, "no persistent queue by default")
+	assert.Equal(t, ProfilesDictionaryWhole, cfg.ProfilesDictionary)
+	assert.False(t, cfg.routerSettings().PruneDictionaries)
 }
 
 func TestLoadConfigCustom(t *testing.T) {
@@ -71,6 +73,8 @@ func TestLoadConfigCustom(t *testing.T) {
 	assert.Equal(t, 2*time.Millisecond, *cfg.SendLinger)
 	assert.Equal(t, 2*time.Millisecond, cfg.sendLinger())
 	assert.Equal(t, 65536, cfg.SendBatchBytes)
+	assert.Equal(t, ProfilesDictionaryPruned, cfg.ProfilesDictionary)
+	assert.True(t, cfg.routerSettings().PruneDictionaries)
 }
 
 // send_linger unset lingers only where nothing waits for the write:
@@ -120,6 +124,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"frame_too_large", []string{"max_frame_bytes:", "1000001", "1000000"}},
 		{"frame_too_small", []string{"max_frame_bytes:", "100 is outside"}},
 		{"unknown_mode", []string{"mode:", `"mirror"`}},
+		{"unknown_profiles_dictionary", []string{"profiles_dictionary:", `"trimmed"`, `want "whole" or "pruned"`}},
 		{"unknown_routing_key", []string{"routing_key:", `"trace_id"`}},
 		{"hash_version_zero", []string{"hash_version:", "version 0", "want 1 or 2"}},
 		{"hash_version_three", []string{"hash_version:", "version 3", "want 1 or 2"}},
