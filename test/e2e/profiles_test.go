@@ -32,8 +32,9 @@ import (
 const profilesGate = "--feature-gates=service.profilesSupport"
 
 // The gateway meters profiles per tenant on the wire, tees them to a
-// forward-mode sidecar that passes them to a second Collector, and diverts
-// them to two file-mode sidecars.
+// forward-mode sidecar that passes them to a second Collector (each frame
+// with the whole dictionary), and diverts them to two file-mode sidecars
+// (each frame with the dictionary pruned to its resource).
 const profilesGatewayConfig = `
 receivers:
   otlp:
@@ -43,7 +44,7 @@ receivers:
 processors:
   wirecount/tenants: {group_by: [tenant]}
   sdpshard/forward: {endpoints: ["{{forward}}"], mode: tee}
-  sdpshard/files: {endpoints: ["{{file0}}", "{{file1}}"], mode: divert, routing_key: service}
+  sdpshard/files: {endpoints: ["{{file0}}", "{{file1}}"], mode: divert, routing_key: service, profiles_dictionary: pruned}
 exporters:
   debug: {}
 extensions:
