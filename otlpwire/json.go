@@ -70,17 +70,16 @@ func appendJSONValue(dst []byte, v Value, depth int) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	case ValueKindMap:
-		if v.dict != nil {
-			return appendJSONMapResolved(dst, v, depth)
-		}
-		return appendJSONMap(dst, v.data, depth)
+		return appendJSONMap(dst, v, depth)
 	}
 	return dst, nil
 }
 
-// appendJSONMap writes the entries in key order without allocating: each
-// round selects the smallest key greater than the previous one.
-func appendJSONMap(dst, list []byte, depth int) ([]byte, error) {
+// appendJSONMap writes the entries of v, a kvlist, in key order without
+// allocating: each round selects the smallest key greater than the previous
+// one. The entries are read as Map yields them, so the keys and values of
+// a profiles resource's kvlist are resolved through its dictionary.
+func appendJSONMap(dst []byte, v Value, depth int) ([]byte, error) {
 	dst = append(dst, '{')
 	var prev []byte
 	havePrev := false
@@ -88,19 +87,7 @@ func appendJSONMap(dst, list []byte, depth int) ([]byte, error) {
 		var key []byte
 		var val KeyValue
 		found := false
-		rd := newReader(list, &schemaKeyValueList)
-		for {
-			f, ok, err := rd.next()
-			if err != nil {
-				return dst, err
-			}
-			if !ok {
-				break
-			}
-			if f.num != 1 {
-				continue
-			}
-			kv, err := parseKeyValue(f.data)
+		for kv, err := range v.Map() {
 			if err != nil {
 				return dst, err
 			}
@@ -108,7 +95,7 @@ func appendJSONMap(dst, list []byte, depth int) ([]byte, error) {
 				continue
 			}
 			// The last occurrence of the smallest key wins, as in AsRaw.
-			if c := bytes.Compare(kv.key, key); !found || c < 0 || c == 0 {
+			if c := bytes.Compare(kv.key, key); !found || c <= 0 {
 				key, val, found = kv.key, kv, true
 			}
 		}
@@ -120,11 +107,11 @@ func appendJSONMap(dst, list []byte, depth int) ([]byte, error) {
 		}
 		dst = appendJSONString(dst, key)
 		dst = append(dst, ':')
-		v, err := val.Value()
+		e, err := val.Value()
 		if err != nil {
 			return dst, err
 		}
-		if dst, err = appendJSONValue(dst, v, depth+1); err != nil {
+		if dst, err = appendJSONValue(dst, e, depth+1); err != nil {
 			return dst, err
 		}
 		prev, havePrev = key, true

@@ -2,8 +2,6 @@
 
 package otlpwire
 
-import "bytes"
-
 // checkNested resolves every string reference nested in an array or kvlist
 // value, so that one pdata refuses fails where the attribute is read
 // rather than vanishing from a hash.
@@ -56,45 +54,4 @@ func (d *dictRef) resolveValue(v Value) (Value, error) {
 		v.dict = d
 	}
 	return v, nil
-}
-
-// appendJSONMapResolved is appendJSONMap for a kvlist of a profiles
-// resource or scope, whose keys and values are resolved as Map yields them.
-func appendJSONMapResolved(dst []byte, v Value, depth int) ([]byte, error) {
-	dst = append(dst, '{')
-	var prev []byte
-	havePrev := false
-	for {
-		var key []byte
-		var val KeyValue
-		found := false
-		for kv, err := range v.Map() {
-			if err != nil {
-				return dst, err
-			}
-			if havePrev && bytes.Compare(kv.key, prev) <= 0 {
-				continue
-			}
-			// The last occurrence of the smallest key wins, as in AsRaw.
-			if c := bytes.Compare(kv.key, key); !found || c <= 0 {
-				key, val, found = kv.key, kv, true
-			}
-		}
-		if !found {
-			return append(dst, '}'), nil
-		}
-		if havePrev {
-			dst = append(dst, ',')
-		}
-		dst = appendJSONString(dst, key)
-		dst = append(dst, ':')
-		e, err := val.Value()
-		if err != nil {
-			return dst, err
-		}
-		if dst, err = appendJSONValue(dst, e, depth+1); err != nil {
-			return dst, err
-		}
-		prev, havePrev = key, true
-	}
 }
