@@ -308,7 +308,16 @@ func (l attrList) hashKeys(ver HashVersion, keys []string) (uint64, int, error) 
 }
 
 func (l attrList) hashKeysEach(ver HashVersion, keys []string) (uint64, int, error) {
-	var sum, n uint64
+	sum, n, err := hashEachKey(ver, keys, l.find)
+	if err != nil {
+		return 0, 0, err
+	}
+	return finishHash(sum, n), int(n), nil
+}
+
+// hashEachKey sums the hashes of the attributes find returns for each
+// distinct key of keys, and counts them.
+func hashEachKey(ver HashVersion, keys []string, find func(string) ([]byte, Value, bool, error)) (sum, n uint64, err error) {
 outer:
 	for i, k := range keys {
 		for _, prev := range keys[:i] {
@@ -316,17 +325,16 @@ outer:
 				continue outer
 			}
 		}
-		key, v, ok, err := l.find(k)
+		key, v, ok, err := find(k)
 		if err != nil {
 			return 0, 0, err
 		}
-		if !ok {
-			continue
+		if ok {
+			sum += attrHash(ver, key, v)
+			n++
 		}
-		sum += attrHash(ver, key, v)
-		n++
 	}
-	return finishHash(sum, n), int(n), nil
+	return sum, n, nil
 }
 
 // lastField returns the last occurrence of field num, after validating the

@@ -110,22 +110,9 @@ func (dl dictList) hashKeys(ver HashVersion, keys []string) (uint64, int, error)
 	if !ver.Valid() {
 		return 0, 0, ErrHashVersion
 	}
-	var sum, n uint64
-outer:
-	for i, k := range keys {
-		for _, prev := range keys[:i] {
-			if prev == k {
-				continue outer
-			}
-		}
-		key, v, ok, err := dl.find(k)
-		if err != nil {
-			return 0, 0, err
-		}
-		if ok {
-			sum += attrHash(ver, key, v)
-			n++
-		}
+	sum, n, err := hashEachKey(ver, keys, dl.find)
+	if err != nil {
+		return 0, 0, err
 	}
 	if len(keys) == 0 {
 		// Validate as the other reads do, even with nothing to look up.
