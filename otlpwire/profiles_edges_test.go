@@ -120,8 +120,12 @@ func TestProfilesNestedStringValueAtIndexZero(t *testing.T) {
 				t.Fatal(err)
 			}
 			v, found, err := res.Attribute("k")
-			if err != nil && !c.ok && errors.Is(err, ErrMalformed) {
-				continue // the attribute is validated whole, elements included
+			if !c.ok {
+				// The attribute is validated whole, elements included.
+				if !errors.Is(err, ErrMalformed) {
+					t.Fatalf("string_value_strindex %d in an array: %v, want ErrMalformed from Attribute", c.index, err)
+				}
+				continue
 			}
 			if err != nil || !found || v.Kind() != ValueKindSlice {
 				t.Fatalf("string_value_strindex %d in an array: %v, %v, %v", c.index, v.Kind(), found, err)
@@ -193,6 +197,105 @@ func TestProfilesHashOfNoKeyValidates(t *testing.T) {
 		}
 		if n != 1 {
 			t.Fatalf("%d resources", n)
+		}
+	}
+}
+
+// key_strindex is read as pdata reads an int32: 1<<32 keeps its low 32
+// bits, 0, and names no string, whatever string 0 holds (pdata then keeps
+// the empty inline key).
+func TestProfilesKeyStrindexTruncatesLikePdata(t *testing.T) {
+	dict := bytes.Join([][]byte{msg(5, []byte("zero")), msg(5, []byte("k")), msg(7, nil), msg(7, nil)}, nil)
+	attrs := bytes.Join([][]byte{varintField(3, 1<<32), msg(2, msg(1, []byte("v")))}, nil)
+	for rd, err := range NewRequest(SignalProfiles, oneSampleRequest(attrs, dict)).Resources() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := rd.Resource()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for kv, err := range res.Attributes() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, string(kv.Key()))
+		}
+		if len(keys) != 1 || keys[0] != "" {
+			t.Fatalf("keys %q, want the one empty key pdata reads", keys)
+		}
+	}
+}
+
+// An inline key with a string value at index 0: the value resolves and
+// the key stays the inline one.
+func TestProfilesInlineKeyWithStringValueAtZero(t *testing.T) {
+	dict := bytes.Join([][]byte{msg(5, []byte("zero")), msg(7, nil), msg(7, nil)}, nil)
+	attrs := bytes.Join([][]byte{msg(1, []byte("a")), msg(2, varintField(8, 0))}, nil)
+	for rd, err := range NewRequest(SignalProfiles, oneSampleRequest(attrs, dict)).Resources() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := rd.Resource()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, found, err := res.Attribute("a")
+		if err != nil || !found || string(v.Str()) != "zero" {
+			t.Fatalf("a = %q, %v, %v; want \"zero\"", v.Str(), found, err)
+		}
+	}
+}
+
+// A string reference past the table inside a kvlist value fails the read
+// of the attribute, as inside an array.
+func TestProfilesNestedKvlistReferencePastTheTable(t *testing.T) {
+	dict := bytes.Join([][]byte{msg(5, nil), msg(5, []byte("k")), msg(7, nil), msg(7, nil)}, nil)
+	for _, c := range []struct {
+		index uint64
+		ok    bool
+	}{{1, true}, {7, false}} {
+		kvlist := msg(6, msg(1, varintField(3, c.index), msg(2, msg(1, []byte("v"))))) // AnyValue.kvlist_value: one entry keyed by reference
+		attrs := bytes.Join([][]byte{varintField(3, 1), msg(2, kvlist)}, nil)
+		for rd, err := range NewRequest(SignalProfiles, oneSampleRequest(attrs, dict)).Resources() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := rd.Resource()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, found, err := res.Attribute("k")
+			if c.ok != (err == nil) || (!c.ok && !errors.Is(err, ErrMalformed)) || c.ok != found {
+				t.Fatalf("key_strindex %d in a kvlist: found %v, %v", c.index, found, err)
+			}
+		}
+	}
+}
+
+// The same two arrays deep.
+func TestProfilesReferencePastTheTableTwoArraysDeep(t *testing.T) {
+	dict := bytes.Join([][]byte{msg(5, nil), msg(5, []byte("k")), msg(7, nil), msg(7, nil)}, nil)
+	for _, c := range []struct {
+		index uint64
+		ok    bool
+	}{{1, true}, {7, false}} {
+		inner := msg(5, msg(1, varintField(8, c.index)))
+		outer := msg(5, msg(1, inner))
+		attrs := bytes.Join([][]byte{varintField(3, 1), msg(2, outer)}, nil)
+		for rd, err := range NewRequest(SignalProfiles, oneSampleRequest(attrs, dict)).Resources() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := rd.Resource()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, found, err := res.Attribute("k")
+			if c.ok != (err == nil) || (!c.ok && !errors.Is(err, ErrMalformed)) || c.ok != found {
+				t.Fatalf("string_value_strindex %d two arrays deep: found %v, %v", c.index, found, err)
+			}
 		}
 	}
 }

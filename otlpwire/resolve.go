@@ -176,11 +176,13 @@ func (dl dictList) eachResolved(fn func(key []byte, v Value, raw []byte, str boo
 			}
 		}
 		a := resolvedAttr{raw: data, key: key, v: v, kref: -1, vref: -1}
-		if k := keyStrindex(data); k != 0 {
-			if len(key) != 0 || int32(k) < 0 {
+		// key_strindex is an int32: pdata keeps the low 32 bits of the
+		// varint, so a value whose low bits are 0 names no string.
+		if k := int32(keyStrindex(data)); k != 0 {
+			if len(key) != 0 || k < 0 {
 				return malformed("KeyValue", 0, 3, errStrindex)
 			}
-			a.kref = int64(int32(k))
+			a.kref = int64(k)
 		}
 		if v.ref {
 			if int32(v.num) < 0 {
