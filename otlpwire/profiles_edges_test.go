@@ -25,6 +25,29 @@ func oneSampleRequest(attrs, dict []byte) []byte {
 	return bytes.Join([][]byte{msg(1, resource, msg(2, msg(2, msg(2, sample)))), msg(2, dict)}, nil)
 }
 
+// onlyResource returns the one resource of oneSampleRequest(attrs, dict),
+// and its Resource view.
+func onlyResource(t *testing.T, attrs, dict []byte) (ResourceData, Resource) {
+	t.Helper()
+	var out ResourceData
+	n := 0
+	for rd, err := range NewRequest(SignalProfiles, oneSampleRequest(attrs, dict)).Resources() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = rd
+		n++
+	}
+	if n != 1 {
+		t.Fatalf("%d resources, want 1", n)
+	}
+	res, err := out.Resource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, res
+}
+
 // A field number one past the schema's table is refused like any other
 // the layout does not define.
 func TestProfilesFieldPastTheSchema(t *testing.T) {
@@ -45,13 +68,7 @@ func TestPruneKeepsEntryZero(t *testing.T) {
 		msg(5, nil), msg(5, []byte("lib")), msg(5, []byte("f")),
 		msg(7, nil), msg(7, msg(1, []byte{1})), // stacks: 0, and 1 of location 1
 	}, nil)
-	var rd ResourceData
-	for r, err := range NewRequest(SignalProfiles, oneSampleRequest(nil, dict)).Resources() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = r
-	}
+	rd, _ := onlyResource(t, nil, dict)
 	out, err := AppendRequestPruned(nil, rd, &PruneScratch{})
 	if err != nil {
 		t.Fatal(err)
@@ -79,23 +96,15 @@ func TestProfilesStringValueAtIndexZero(t *testing.T) {
 		ok    bool
 	}{{0, true}, {1, true}, {2, false}} {
 		attrs := bytes.Join([][]byte{varintField(3, 1), msg(2, varintField(8, c.index))}, nil)
-		for rd, err := range NewRequest(SignalProfiles, oneSampleRequest(attrs, dict)).Resources() {
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := rd.Resource()
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, found, err := res.Attribute("k")
-			if (err == nil) != c.ok || (c.ok && (!found || v.Kind() != ValueKindStr)) {
-				t.Fatalf("string_value_strindex %d: %v, %v, %v", c.index, v.Kind(), found, err)
-			}
-			if c.ok {
-				want := []string{"", "k"}[c.index]
-				if s := v.Str(); string(s) != want {
-					t.Errorf("string_value_strindex %d reads %q, want %q", c.index, s, want)
-				}
+		_, res := onlyResource(t, attrs, dict)
+		v, found, err := res.Attribute("k")
+		if (err == nil) != c.ok || (c.ok && (!found || v.Kind() != ValueKindStr)) {
+			t.Fatalf("string_value_strindex %d: %v, %v, %v", c.index, v.Kind(), found, err)
+		}
+		if c.ok {
+			want := []string{"", "k"}[c.index]
+			if s := v.Str(); string(s) != want {
+				t.Errorf("string_value_strindex %d reads %q, want %q", c.index, s, want)
 			}
 		}
 	}
@@ -111,40 +120,32 @@ func TestProfilesNestedStringValueAtIndexZero(t *testing.T) {
 	}{{0, true}, {1, true}, {2, false}} {
 		array := msg(5, msg(1, varintField(8, c.index))) // AnyValue.array_value: one element
 		attrs := bytes.Join([][]byte{varintField(3, 1), msg(2, array)}, nil)
-		for rd, err := range NewRequest(SignalProfiles, oneSampleRequest(attrs, dict)).Resources() {
+		_, res := onlyResource(t, attrs, dict)
+		v, found, err := res.Attribute("k")
+		if !c.ok {
+			// The attribute is validated whole, elements included.
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("string_value_strindex %d in an array: %v, want ErrMalformed from Attribute", c.index, err)
+			}
+			continue
+		}
+		if err != nil || !found || v.Kind() != ValueKindSlice {
+			t.Fatalf("string_value_strindex %d in an array: %v, %v, %v", c.index, v.Kind(), found, err)
+		}
+		var got []string
+		var last error
+		for e, err := range v.Slice() {
 			if err != nil {
-				t.Fatal(err)
+				last = err
+				break
 			}
-			res, err := rd.Resource()
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, found, err := res.Attribute("k")
-			if !c.ok {
-				// The attribute is validated whole, elements included.
-				if !errors.Is(err, ErrMalformed) {
-					t.Fatalf("string_value_strindex %d in an array: %v, want ErrMalformed from Attribute", c.index, err)
-				}
-				continue
-			}
-			if err != nil || !found || v.Kind() != ValueKindSlice {
-				t.Fatalf("string_value_strindex %d in an array: %v, %v, %v", c.index, v.Kind(), found, err)
-			}
-			var got []string
-			var last error
-			for e, err := range v.Slice() {
-				if err != nil {
-					last = err
-					break
-				}
-				got = append(got, string(e.Str()))
-			}
-			if (last == nil) != c.ok {
-				t.Fatalf("string_value_strindex %d in an array: %q, %v", c.index, got, last)
-			}
-			if want := []string{"", "k"}; c.ok && (len(got) != 1 || got[0] != want[c.index]) {
-				t.Errorf("string_value_strindex %d in an array reads %q", c.index, got)
-			}
+			got = append(got, string(e.Str()))
+		}
+		if (last == nil) != c.ok {
+			t.Fatalf("string_value_strindex %d in an array: %q, %v", c.index, got, last)
+		}
+		if want := []string{"", "k"}; c.ok && (len(got) != 1 || got[0] != want[c.index]) {
+			t.Errorf("string_value_strindex %d in an array reads %q", c.index, got)
 		}
 	}
 }
@@ -162,6 +163,7 @@ func TestPruneRefusesTooDeepAttributes(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// Not through onlyResource: Resource itself refuses it.
 				_, err := AppendRequestPruned(nil, rd, &PruneScratch{})
 				if refused := n > 100; refused != errors.Is(err, errTooDeep) {
 					t.Fatalf("%s %d deep: AppendRequestPruned: %v (refused above 100)", kind, n, err)
@@ -180,23 +182,10 @@ func TestProfilesHashOfNoKeyValidates(t *testing.T) {
 		index uint64
 		ok    bool
 	}{{1, true}, {9, false}} {
-		n := 0
-		for rd, err := range NewRequest(SignalProfiles, oneSampleRequest(varintField(3, c.index), dict)).Resources() {
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := rd.Resource()
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, found, err := res.HashKeysWith(HashV2, nil)
-			if (err == nil) != c.ok || found != 0 {
-				t.Fatalf("key_strindex %d: HashKeysWith of no key: %d, %v", c.index, found, err)
-			}
-			n++
-		}
-		if n != 1 {
-			t.Fatalf("%d resources", n)
+		_, res := onlyResource(t, varintField(3, c.index), dict)
+		_, found, err := res.HashKeysWith(HashV2, nil)
+		if (err == nil) != c.ok || found != 0 {
+			t.Fatalf("key_strindex %d: HashKeysWith of no key: %d, %v", c.index, found, err)
 		}
 	}
 }
@@ -207,24 +196,16 @@ func TestProfilesHashOfNoKeyValidates(t *testing.T) {
 func TestProfilesKeyStrindexTruncatesLikePdata(t *testing.T) {
 	dict := bytes.Join([][]byte{msg(5, []byte("zero")), msg(5, []byte("k")), msg(7, nil), msg(7, nil)}, nil)
 	attrs := bytes.Join([][]byte{varintField(3, 1<<32), msg(2, msg(1, []byte("v")))}, nil)
-	for rd, err := range NewRequest(SignalProfiles, oneSampleRequest(attrs, dict)).Resources() {
+	_, res := onlyResource(t, attrs, dict)
+	var keys []string
+	for kv, err := range res.Attributes() {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := rd.Resource()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var keys []string
-		for kv, err := range res.Attributes() {
-			if err != nil {
-				t.Fatal(err)
-			}
-			keys = append(keys, string(kv.Key()))
-		}
-		if len(keys) != 1 || keys[0] != "" {
-			t.Fatalf("keys %q, want the one empty key pdata reads", keys)
-		}
+		keys = append(keys, string(kv.Key()))
+	}
+	if len(keys) != 1 || keys[0] != "" {
+		t.Fatalf("keys %q, want the one empty key pdata reads", keys)
 	}
 }
 
@@ -233,18 +214,10 @@ func TestProfilesKeyStrindexTruncatesLikePdata(t *testing.T) {
 func TestProfilesInlineKeyWithStringValueAtZero(t *testing.T) {
 	dict := bytes.Join([][]byte{msg(5, []byte("zero")), msg(7, nil), msg(7, nil)}, nil)
 	attrs := bytes.Join([][]byte{msg(1, []byte("a")), msg(2, varintField(8, 0))}, nil)
-	for rd, err := range NewRequest(SignalProfiles, oneSampleRequest(attrs, dict)).Resources() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := rd.Resource()
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, found, err := res.Attribute("a")
-		if err != nil || !found || string(v.Str()) != "zero" {
-			t.Fatalf("a = %q, %v, %v; want \"zero\"", v.Str(), found, err)
-		}
+	_, res := onlyResource(t, attrs, dict)
+	v, found, err := res.Attribute("a")
+	if err != nil || !found || string(v.Str()) != "zero" {
+		t.Fatalf("a = %q, %v, %v; want \"zero\"", v.Str(), found, err)
 	}
 }
 
@@ -258,18 +231,10 @@ func TestProfilesNestedKvlistReferencePastTheTable(t *testing.T) {
 	}{{1, true}, {7, false}} {
 		kvlist := msg(6, msg(1, varintField(3, c.index), msg(2, msg(1, []byte("v"))))) // AnyValue.kvlist_value: one entry keyed by reference
 		attrs := bytes.Join([][]byte{varintField(3, 1), msg(2, kvlist)}, nil)
-		for rd, err := range NewRequest(SignalProfiles, oneSampleRequest(attrs, dict)).Resources() {
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := rd.Resource()
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, found, err := res.Attribute("k")
-			if c.ok != (err == nil) || (!c.ok && !errors.Is(err, ErrMalformed)) || c.ok != found {
-				t.Fatalf("key_strindex %d in a kvlist: found %v, %v", c.index, found, err)
-			}
+		_, res := onlyResource(t, attrs, dict)
+		_, found, err := res.Attribute("k")
+		if c.ok != (err == nil) || (!c.ok && !errors.Is(err, ErrMalformed)) || c.ok != found {
+			t.Fatalf("key_strindex %d in a kvlist: found %v, %v", c.index, found, err)
 		}
 	}
 }
@@ -284,18 +249,10 @@ func TestProfilesReferencePastTheTableTwoArraysDeep(t *testing.T) {
 		inner := msg(5, msg(1, varintField(8, c.index)))
 		outer := msg(5, msg(1, inner))
 		attrs := bytes.Join([][]byte{varintField(3, 1), msg(2, outer)}, nil)
-		for rd, err := range NewRequest(SignalProfiles, oneSampleRequest(attrs, dict)).Resources() {
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := rd.Resource()
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, found, err := res.Attribute("k")
-			if c.ok != (err == nil) || (!c.ok && !errors.Is(err, ErrMalformed)) || c.ok != found {
-				t.Fatalf("string_value_strindex %d two arrays deep: found %v, %v", c.index, found, err)
-			}
+		_, res := onlyResource(t, attrs, dict)
+		_, found, err := res.Attribute("k")
+		if c.ok != (err == nil) || (!c.ok && !errors.Is(err, ErrMalformed)) || c.ok != found {
+			t.Fatalf("string_value_strindex %d two arrays deep: found %v, %v", c.index, found, err)
 		}
 	}
 }
