@@ -24,6 +24,24 @@ var profilesShape = profilestest.Shape{
 	Functions: 40, Locations: 80, Stacks: 50, Depth: 12,
 }
 
+// startProfilesRig starts the otlp receiver's profiles services with a
+// stage that keeps resource 1 of every request, until the test ends.
+func startProfilesRig(t *testing.T) (*rig, *stageRecorder, *consumertest.ProfilesSink) {
+	t.Helper()
+	r := newRig(t, divertConfig())
+	s := &stageRecorder{divert: true, keep: []int{1}}
+	unregister, _, err := Register(r.host, stageID, otlpwire.SignalProfiles, s, true)
+	require.NoError(t, err)
+	t.Cleanup(unregister)
+	sink := new(consumertest.ProfilesSink)
+	f, set, cfg := r.receiverConfig()
+	recv, err := f.(xreceiver.Factory).CreateProfiles(context.Background(), set, cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, recv.Start(context.Background(), r.host))
+	t.Cleanup(func() { require.NoError(t, recv.Shutdown(context.Background())) })
+	return r, s, sink
+}
+
 // The stage sees a profiles request's bytes over gRPC and HTTP, and the
 // receiver decodes only the resource it kept, with the dictionary its
 // samples reference: the same resolved samples as in the request.
@@ -34,17 +52,7 @@ func TestProfiles(t *testing.T) {
 	wantSamples := profilestest.ResolvedSamples(want.Dictionary(), want.ResourceProfiles().At(1))
 	for _, protocol := range []string{"grpc", "http"} {
 		t.Run(protocol, func(t *testing.T) {
-			r := newRig(t, divertConfig())
-			s := &stageRecorder{divert: true, keep: []int{1}}
-			unregister, _, err := Register(r.host, stageID, otlpwire.SignalProfiles, s, true)
-			require.NoError(t, err)
-			defer unregister()
-			sink := new(consumertest.ProfilesSink)
-			f, set, cfg := r.receiverConfig()
-			recv, err := f.(xreceiver.Factory).CreateProfiles(context.Background(), set, cfg, sink)
-			require.NoError(t, err)
-			require.NoError(t, recv.Start(context.Background(), r.host))
-			defer func() { require.NoError(t, recv.Shutdown(context.Background())) }()
+			r, s, sink := startProfilesRig(t)
 
 			if protocol == "grpc" {
 				req := pprofileotlp.NewExportRequest()
@@ -73,17 +81,7 @@ func TestProfiles(t *testing.T) {
 // A profiles request declaring another development version of the layout
 // is left to the receiver, which refuses it: no stage reads it.
 func TestProfilesOfAnotherVersionAreNotStaged(t *testing.T) {
-	r := newRig(t, divertConfig())
-	s := &stageRecorder{divert: true, keep: []int{1}}
-	unregister, _, err := Register(r.host, stageID, otlpwire.SignalProfiles, s, true)
-	require.NoError(t, err)
-	defer unregister()
-	sink := new(consumertest.ProfilesSink)
-	f, set, cfg := r.receiverConfig()
-	recv, err := f.(xreceiver.Factory).CreateProfiles(context.Background(), set, cfg, sink)
-	require.NoError(t, err)
-	require.NoError(t, recv.Start(context.Background(), r.host))
-	defer func() { require.NoError(t, recv.Shutdown(context.Background())) }()
+	r, s, sink := startProfilesRig(t)
 
 	body := profilestest.Marshal(profilestest.Generate(9, profilesShape))
 	req, err := http.NewRequest(http.MethodPost, r.httpURL+pathProfiles, bytes.NewReader(body))
