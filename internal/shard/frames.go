@@ -100,19 +100,26 @@ func (s *chunkSink) add(chunk otlpwire.Chunk, err error) bool {
 		s.err = err
 		return false
 	}
-	f := s.frames
-	s.frame.ItemCount = uint32(chunk.ItemCount)
-	s.frame.OTLP = chunk.Request
-	head, err := s.frame.AppendHeader(f.head[:0:sdp.ResourceHeaderSize])
-	s.frame.OTLP = nil
-	if err != nil {
+	if err := s.frames.addCopy(&s.frame, s.shard, s.key, chunk.Request, chunk.ItemCount); err != nil {
 		s.err = err
 		return false
 	}
-	// The chunk lives in the scratch, reused for the next one: the frame
-	// copies it once, into its own allocation.
-	f.add(s.shard, Frame{Bytes: f.own(head, chunk.Request), Items: chunk.ItemCount, Key: s.key})
 	return true
+}
+
+// addCopy adds the frame of req, a request of items items built in scratch
+// memory that the next one reuses: the frame copies it once, into its own
+// allocation, behind frame's header.
+func (f *Frames) addCopy(frame *sdp.ResourceFrame, shard int, key uint64, req []byte, items int) error {
+	frame.ItemCount = uint32(items)
+	frame.OTLP = req
+	head, err := frame.AppendHeader(f.head[:0:sdp.ResourceHeaderSize])
+	frame.OTLP = nil
+	if err != nil {
+		return err
+	}
+	f.add(shard, Frame{Bytes: f.own(head, req), Items: items, Key: key})
+	return nil
 }
 
 func (f *Frames) add(shard int, frame Frame) {

@@ -20,7 +20,7 @@ func (r *Router) prunedFrame(rd otlpwire.ResourceData, frame *sdp.ResourceFrame,
 		dst.prune = new(otlpwire.PruneScratch)
 	}
 	// The pruned request is built in the scratch, reused for the next
-	// resource, and copied once into the frame's own memory.
+	// resource.
 	req, err := otlpwire.AppendRequestPruned(dst.pruned[:0], rd, dst.prune)
 	dst.pruned = req
 	if err != nil {
@@ -29,14 +29,9 @@ func (r *Router) prunedFrame(rd otlpwire.ResourceData, frame *sdp.ResourceFrame,
 	if len(req) > r.maxFrameBytes {
 		return false, nil
 	}
-	frame.ItemCount = uint32(items)
-	frame.OTLP = req
-	head, err := frame.AppendHeader(dst.head[:0:sdp.ResourceHeaderSize])
-	frame.OTLP = nil
-	if err != nil {
+	if err := dst.addCopy(frame, shard, key, req, items); err != nil {
 		return false, err
 	}
-	dst.add(shard, Frame{Bytes: dst.own(head, req), Items: items, Key: key})
 	dst.Resources++
 	return true, nil
 }
