@@ -159,7 +159,7 @@
 // [ErrProfileTooLarge], [NewProfilesResourceData], the ProfileCount
 // methods, [AppendResource], [AppendDictionary], [AppendRequestPruned] and
 // [PruneScratch]), since its proto is still in development; and the rest,
-// notably [ScopeData] and [InstrumentationScope],
+// notably [ScopeData] and [InstrumentationScope], [Signal.Valid],
 // every item view (Span, LogRecord, Metric, the data points, Exemplar and
 // their parts), [Value]'s other accessors, the [ParseError] fields,
 // [NewValue], [NewResource], [NewScopeData], [RequestSize],

@@ -60,7 +60,7 @@ func (s ScopeData) LogRecords() iter.Seq2[LogRecord, error] {
 func eachItem[T any](s ScopeData, sig Signal, item *schema, wrap func([]byte) T, yield func(T, error) bool) {
 	var zero T
 	switch {
-	case !s.sig.valid():
+	case !s.sig.Valid():
 		yield(zero, ErrUnknownSignal)
 		return
 	case s.sig != sig:

@@ -72,7 +72,7 @@ func (s ScopeData) ProfileCount() (int, error) {
 }
 
 func signalError(sig Signal) error {
-	if !sig.valid() {
+	if !sig.Valid() {
 		return ErrUnknownSignal
 	}
 	return ErrWrongSignal

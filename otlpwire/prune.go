@@ -31,7 +31,7 @@ type entryRef struct{ start, end uint32 }
 // enough, it allocates nothing.
 func AppendRequestPruned(dst []byte, d ResourceData, scratch *PruneScratch) ([]byte, error) {
 	if d.sig != SignalProfiles {
-		if !d.sig.valid() {
+		if !d.sig.Valid() {
 			return dst, ErrUnknownSignal
 		}
 		return AppendRequest(dst, d), nil

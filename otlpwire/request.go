@@ -42,7 +42,7 @@ func (r Request) ItemCount() (int, error) {
 // that needs the two does not walk the request a second time to count its
 // resources. On error both counts are zero.
 func (r Request) ItemAndResourceCount() (items, resources int, err error) {
-	if !r.sig.valid() {
+	if !r.sig.Valid() {
 		return 0, 0, ErrUnknownSignal
 	}
 	req, _, _ := r.sig.schemas()
@@ -82,7 +82,7 @@ func (r Request) Resources() iter.Seq2[ResourceData, error] {
 }
 
 func (r Request) resources(yield func(ResourceData, error) bool) {
-	if !r.sig.valid() {
+	if !r.sig.Valid() {
 		yield(ResourceData{}, ErrUnknownSignal)
 		return
 	}
@@ -150,7 +150,7 @@ func (d ResourceData) Bytes() []byte { return d.b }
 // ItemCount returns the number of spans, data points, log records or samples under
 // this resource, counted as pdata counts them (see Request.ItemCount).
 func (d ResourceData) ItemCount() (int, error) {
-	if !d.sig.valid() {
+	if !d.sig.Valid() {
 		return 0, ErrUnknownSignal
 	}
 	return countResource(d.sig, d.b)
@@ -182,7 +182,7 @@ func (d ResourceData) Resource() (Resource, error) {
 // SchemaURL returns the schema_url of the message (the last occurrence wins).
 // The slice aliases the request.
 func (d ResourceData) SchemaURL() ([]byte, error) {
-	if !d.sig.valid() {
+	if !d.sig.Valid() {
 		return nil, ErrUnknownSignal
 	}
 	_, res, _ := d.sig.schemas()
@@ -227,7 +227,7 @@ func (d ResourceData) scopeField() (int32, error) {
 // field that holds its scopes (see scopeField), the last occurrence of its
 // resource field and how many there are.
 func (d ResourceData) layout() (scopes int32, resource []byte, resources int, err error) {
-	if !d.sig.valid() {
+	if !d.sig.Valid() {
 		return 0, nil, 0, ErrUnknownSignal
 	}
 	scopes = fieldDeprecated
@@ -293,7 +293,7 @@ func (s ScopeData) Bytes() []byte { return s.b }
 // ItemCount returns the number of spans, data points, log records or samples in the
 // scope, counted as pdata counts them.
 func (s ScopeData) ItemCount() (int, error) {
-	if !s.sig.valid() {
+	if !s.sig.Valid() {
 		return 0, ErrUnknownSignal
 	}
 	_, _, sc := s.sig.schemas()
@@ -303,7 +303,7 @@ func (s ScopeData) ItemCount() (int, error) {
 // Scope returns the instrumentation scope (empty if absent; merged if the
 // field occurs several times).
 func (s ScopeData) Scope() (InstrumentationScope, error) {
-	if !s.sig.valid() {
+	if !s.sig.Valid() {
 		return InstrumentationScope{}, ErrUnknownSignal
 	}
 	_, _, sc := s.sig.schemas()
@@ -320,7 +320,7 @@ func (s ScopeData) Scope() (InstrumentationScope, error) {
 
 // SchemaURL returns the schema_url of the message (the last occurrence wins).
 func (s ScopeData) SchemaURL() ([]byte, error) {
-	if !s.sig.valid() {
+	if !s.sig.Valid() {
 		return nil, ErrUnknownSignal
 	}
 	_, _, sc := s.sig.schemas()

@@ -40,7 +40,8 @@ func (s Signal) String() string {
 	return "Signal(" + strconv.Itoa(int(s)) + ")"
 }
 
-func (s Signal) valid() bool { return s >= SignalTraces && s <= SignalProfiles }
+// Valid reports whether s is one of the four signals.
+func (s Signal) Valid() bool { return s >= SignalTraces && s <= SignalProfiles }
 
 // schemas returns the request, ResourceX and ScopeX schemas of s; s must be valid.
 func (s Signal) schemas() (req, res, scope *schema) {

@@ -142,7 +142,7 @@ func (w *wireStage) Shutdown(context.Context) error {
 // register adds s for sig if id is one of the configured stages.
 func (w *wireStage) register(id component.ID, sig otlpwire.Signal, s Stage, diverts bool) (func(), error) {
 	pos, listed := w.order[id]
-	if !listed || sig < otlpwire.SignalTraces || sig > otlpwire.SignalProfiles {
+	if !listed || !sig.Valid() {
 		return nil, nil
 	}
 	if diverts && !w.cfg.DivertAllPipelines {

@@ -194,7 +194,7 @@ func (s *fileSink) openFiles() int {
 // the items the frame declares.
 func check(f *sdp.ResourceFrame) (ok bool, detail string) {
 	sig := otlpwire.Signal(f.Signal)
-	if !knownSignal(sig) {
+	if !sig.Valid() {
 		return false, fmt.Sprintf("mode file stores traces, metrics, logs and profiles, not %s", signalName(f.Signal))
 	}
 	n, err := otlpwire.NewRequest(sig, f.OTLP).ItemCount()

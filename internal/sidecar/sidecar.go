@@ -303,14 +303,9 @@ func isProbe(f *sdp.ResourceFrame) bool {
 		return false
 	}
 	sig := otlpwire.Signal(f.Signal)
-	if !knownSignal(sig) {
+	if !sig.Valid() {
 		return false
 	}
 	n, err := otlpwire.NewRequest(sig, f.OTLP).ItemCount()
 	return err == nil && n == 0
-}
-
-// knownSignal reports whether sig is one of the four OTLP signals.
-func knownSignal(sig otlpwire.Signal) bool {
-	return sig >= otlpwire.SignalTraces && sig <= otlpwire.SignalProfiles
 }
