@@ -10,8 +10,10 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"syscall"
 	"time"
 
+	"github.com/otelcol-sdp/otelcol-sdp/benchmarks/internal/procstat"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/sidecar"
 )
 
@@ -25,6 +27,22 @@ type deliveryCounter struct {
 	floorSidecarStats []string
 	floorStats        string
 	signal            string
+	// sidecars are the processes that write statsFiles. They report only
+	// when asked (SIGUSR1) and at exit, so that the counts the harness
+	// polls for cost the sidecars nothing while the load runs: a short
+	// -stats-interval would charge every member of a fleet a rewrite per
+	// interval, which the sidecar's default (10s) does not.
+	sidecars []*procstat.Process
+}
+
+// ask makes every sidecar write its stats file now.
+func (d deliveryCounter) ask() error {
+	for _, p := range d.sidecars {
+		if err := p.Signal(syscall.SIGUSR1); err != nil {
+			return fmt.Errorf("asking %s for its statistics: %w", p.Name(), err)
+		}
+	}
+	return nil
 }
 
 // arrived is how many items reached each destination, indexed like
@@ -70,6 +88,9 @@ func (d deliveryCounter) wait(ctx context.Context, s Scenario, want int64, settl
 	var last arrived
 	progress := time.Now()
 	for {
+		if err := d.ask(); err != nil {
+			return time.Time{}, err
+		}
 		got, err := d.counts()
 		if err != nil {
 			return time.Time{}, err

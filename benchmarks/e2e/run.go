@@ -100,6 +100,8 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 	var (
 		procs      []*procstat.Process // sidecars, then the Collector
 		statsFiles []string
+		// countSidecars are the sdp-sidecar processes writing statsFiles.
+		countSidecars []*procstat.Process
 		// floorSidecarStats are the stats files of floor-kind sidecars.
 		floorSidecarStats []string
 		floorStats        = filepath.Join(dir, "floor.json")
@@ -133,7 +135,7 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 		}
 		socket := filepath.Join(dir, fmt.Sprintf("s%d.sock", i))
 		stats := filepath.Join(dir, fmt.Sprintf("sidecar-%d.json", i))
-		args := []string{"-listen", "unix://" + socket, "-mode", "count", "-stats-file", stats, "-stats-interval", "100ms"}
+		args := []string{"-listen", "unix://" + socket, "-mode", "count", "-stats-file", stats, "-stats-interval", "0s"}
 		if prof != nil {
 			args = append(args, "-cpuprofile", prof.sidecar(i))
 		}
@@ -144,6 +146,7 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 		procs = append(procs, p)
 		anon.Watch(p.Pid())
 		statsFiles = append(statsFiles, stats)
+		countSidecars = append(countSidecars, p)
 		if err := waitDial(ctx, p, "unix", socket, 15*time.Second); err != nil {
 			return m, err
 		}
@@ -189,7 +192,7 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 		endpoint = httpEndpoint
 	}
 	load := Load{Protocol: c.Protocol, Endpoint: endpoint, Payload: payload, Clients: o.Clients, Compression: o.Compression}
-	counts := deliveryCounter{sink: sink, statsFiles: statsFiles, floorSidecarStats: floorSidecarStats, floorStats: floorStats, signal: c.Signal}
+	counts := deliveryCounter{sink: sink, statsFiles: statsFiles, floorSidecarStats: floorSidecarStats, floorStats: floorStats, signal: c.Signal, sidecars: countSidecars}
 
 	// Warm up (connections, pools, the Go heap), let it arrive, then take the
 	// CPU already used so that startup and warm-up are not charged to the run.

@@ -55,6 +55,10 @@ func run(args []string) int {
 		}()
 	}
 	cfg.Out = os.Stdout
+	reportNow := make(chan os.Signal, 1)
+	signal.Notify(reportNow, syscall.SIGUSR1)
+	defer signal.Stop(reportNow)
+	cfg.ReportNow = reportNow
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(cfg.HeapLimit())
 	}

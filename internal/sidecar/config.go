@@ -55,6 +55,12 @@ type Config struct {
 	StatsInterval time.Duration
 	// StatsFile, if set, receives the JSON statistics (see Stats).
 	StatsFile string
+	// ReportNow, if set, makes Run report the statistics at once, as at
+	// an interval, each time it receives a value. cmd/sdp-sidecar sends
+	// SIGUSR1 there, so that a reader who needs current counts (the
+	// end-to-end benchmark, an operator) asks for them when it needs them
+	// instead of everyone paying a short interval.
+	ReportNow <-chan os.Signal
 	// MaxConns bounds the connections open at once across all endpoints.
 	MaxConns int
 	// HelloTimeout bounds the wait for a connection's Hello (and TLS

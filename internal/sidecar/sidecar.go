@@ -235,6 +235,8 @@ loop:
 			break loop
 		case <-tick:
 			s.report(false)
+		case <-s.cfg.ReportNow:
+			s.report(false)
 		}
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)

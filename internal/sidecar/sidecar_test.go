@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -716,6 +717,43 @@ func TestIdleSidecarDoesNotRewriteItsStats(t *testing.T) {
 	}
 }
 
+// TestReportNowWritesCurrentStatistics: without an interval, the stats
+// file is written only when asked (SIGUSR1 in cmd/sdp-sidecar) and at exit.
+func TestReportNowWritesCurrentStatistics(t *testing.T) {
+	eps := endpoints(t)
+	statsFile := filepath.Join(t.TempDir(), "stats.json")
+	ask := make(chan os.Signal, 1)
+	var out syncBuffer
+	_, stop := start(t, Config{Listen: eps[:1], Mode: ModeCount, StatsFile: statsFile, ReportNow: ask, Out: &out})
+	if errs := deliver(t, eps[0], 0, []payload{tracesPayload(t, 0, "a", 3)}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	time.Sleep(50 * time.Millisecond)
+	if _, err := os.Stat(statsFile); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("stats file written before it was asked for (err %v)", err)
+	}
+	ask <- syscall.SIGUSR1
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(statsFile); err == nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s := readStats(t, statsFile); s.Final || s.Totals["all"].Items != 3 {
+		t.Errorf("stats when asked: %+v final %v, want 3 items, not final", s.Totals["all"], s.Final)
+	}
+	if !strings.Contains(out.String(), "total          frames=1 items=3") {
+		t.Errorf("printed statistics when asked: %q", out.String())
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if s := readStats(t, statsFile); !s.Final {
+		t.Error("final statistics not written at exit")
+	}
+}
+
 // syncBuffer is a bytes.Buffer safe for the sidecar's goroutine and the
 // test's.
 type syncBuffer struct {
@@ -733,4 +771,10 @@ func (s *syncBuffer) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Len()
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -63,6 +63,9 @@ func (p *Process) Name() string { return p.name }
 // Pid is the process's id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
+// Signal sends sig to the process.
+func (p *Process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
 // Exited returns an error, with the end of the process's log, if the
 // process has already stopped; nil while it runs.
 func (p *Process) Exited() error {
