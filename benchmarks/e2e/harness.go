@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -65,14 +66,29 @@ func placeholderEnv(sidecars int, kind string) []string {
 		"BENCH_SINK_ENDPOINT=127.0.0.1:4319",
 		"BENCH_METRICS_PORT=8888",
 	}
+	var endpoints []string
 	for i := range sidecars {
+		e := fmt.Sprintf("unix:///tmp/otelcol-sdp-bench-%d.sock", i)
 		if kind == SidecarFloor {
-			env = append(env, fmt.Sprintf("BENCH_SHARD%d_ENDPOINT=127.0.0.1:%d", i, 4320+i))
-			continue
+			e = fmt.Sprintf("127.0.0.1:%d", 4320+i)
 		}
-		env = append(env, fmt.Sprintf("BENCH_SHARD%d_ENDPOINT=unix:///tmp/otelcol-sdp-bench-%d.sock", i, i))
+		endpoints = append(endpoints, e)
 	}
-	return env
+	return append(env, endpointsEnv(endpoints)...)
+}
+
+// endpointsEnv gives each sidecar's endpoint to the configuration twice:
+// one by one (BENCH_SHARDi_ENDPOINT) and as one YAML list
+// (MembersVariable), for the configurations whose number of sidecars the
+// run chooses.
+func endpointsEnv(endpoints []string) []string {
+	var env []string
+	quoted := make([]string, len(endpoints))
+	for i, e := range endpoints {
+		env = append(env, fmt.Sprintf("BENCH_SHARD%d_ENDPOINT=%s", i, e))
+		quoted[i] = strconv.Quote(e)
+	}
+	return append(env, MembersVariable+"=["+strings.Join(quoted, ", ")+"]")
 }
 
 // validateReason picks the informative part of validate's output: the

@@ -102,6 +102,7 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 		statsFiles []string
 		// countSidecars are the sdp-sidecar processes writing statsFiles.
 		countSidecars []*procstat.Process
+		endpoints     []string // the sidecars', in order
 		// floorSidecarStats are the stats files of floor-kind sidecars.
 		floorSidecarStats []string
 		floorStats        = filepath.Join(dir, "floor.json")
@@ -130,7 +131,7 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 				return m, err
 			}
 			floorSidecarStats = append(floorSidecarStats, stats)
-			env = append(env, fmt.Sprintf("BENCH_SHARD%d_ENDPOINT=%s", i, endpoint))
+			endpoints = append(endpoints, endpoint)
 			continue
 		}
 		socket := filepath.Join(dir, fmt.Sprintf("s%d.sock", i))
@@ -150,7 +151,7 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 		if err := waitDial(ctx, p, "unix", socket, 15*time.Second); err != nil {
 			return m, err
 		}
-		env = append(env, fmt.Sprintf("BENCH_SHARD%d_ENDPOINT=unix://%s", i, socket))
+		endpoints = append(endpoints, "unix://"+socket)
 	}
 
 	ports, err := freePorts(4)
@@ -159,6 +160,7 @@ func runCase(ctx context.Context, o Options, c Case, payload Payload, duration t
 	}
 	grpcEndpoint := "127.0.0.1:" + strconv.Itoa(ports[0])
 	httpEndpoint := "127.0.0.1:" + strconv.Itoa(ports[1])
+	env = append(env, endpointsEnv(endpoints)...)
 	env = append(env,
 		"BENCH_OTLP_GRPC_ENDPOINT="+grpcEndpoint,
 		"BENCH_OTLP_HTTP_ENDPOINT="+httpEndpoint,

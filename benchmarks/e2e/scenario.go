@@ -72,6 +72,70 @@ func (s Scenario) Carries(signal string) bool {
 	return s.Signals == nil || slices.Contains(s.Signals, signal)
 }
 
+// MembersVariable is the variable that holds every sidecar's endpoint as
+// one YAML list (`endpoints: ${env:BENCH_SHARD_ENDPOINTS}`): a
+// configuration written with it runs with any number of sidecars, which
+// the name NAME@N chooses (Select).
+const MembersVariable = "BENCH_SHARD_ENDPOINTS"
+
+// MaxMembers bounds the sidecars of a NAME@N scenario.
+const MaxMembers = 64
+
+// WithMembers returns s run with n sidecars, named s.Name@n. Its
+// configuration must list its endpoints as ${env:BENCH_SHARD_ENDPOINTS}.
+func (s Scenario) WithMembers(n int) (Scenario, error) {
+	b, err := os.ReadFile(s.Path)
+	if err != nil {
+		return Scenario{}, err
+	}
+	switch {
+	case n < 1 || n > MaxMembers:
+		return Scenario{}, fmt.Errorf("%s@%d: members must be in [1, %d]", s.Name, n, MaxMembers)
+	case s.Sidecars == 0:
+		return Scenario{}, fmt.Errorf("%s@%d: %s starts no sidecars", s.Name, n, s.Name)
+	case !bytes.Contains(b, []byte("${env:"+MembersVariable+"}")):
+		return Scenario{}, fmt.Errorf("%s@%d: %s lists its endpoints one by one; @N needs endpoints: ${env:%s}", s.Name, n, filepath.Base(s.Path), MembersVariable)
+	}
+	s.Name = fmt.Sprintf("%s@%d", s.Name, n)
+	s.Sidecars = n
+	return s, nil
+}
+
+// Select picks the scenarios names asks for, in the order of all: a name
+// is a scenario's, or NAME@N for scenario NAME with N sidecars
+// (WithMembers). The baseline and the floor come along whatever names
+// say; no names selects all.
+func Select(all []Scenario, names []string) ([]Scenario, error) {
+	var out []Scenario
+	for _, s := range all {
+		if len(names) == 0 || s.Baseline || s.Binary == FloorBinary || slices.Contains(names, s.Name) {
+			out = append(out, s)
+		}
+		for _, name := range names {
+			base, members, ok := strings.Cut(name, "@")
+			if !ok || base != s.Name {
+				continue
+			}
+			n, err := strconv.Atoi(members)
+			if err != nil {
+				return nil, fmt.Errorf("-scenarios %s: %q is not a number of members", name, members)
+			}
+			v, err := s.WithMembers(n)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+	}
+	for _, name := range names {
+		base, _, _ := strings.Cut(name, "@")
+		if !slices.ContainsFunc(all, func(s Scenario) bool { return s.Name == base }) {
+			return nil, fmt.Errorf("-scenarios: no %s.yaml", base)
+		}
+	}
+	return out, nil
+}
+
 // LoadScenarios reads every *.yaml file of dir: the baseline first, then the
 // others in name order.
 func LoadScenarios(dir string) ([]Scenario, error) {

@@ -3,6 +3,7 @@
 package e2ebench
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -113,8 +114,8 @@ func TestLoadScenariosRepository(t *testing.T) {
 			continue
 		}
 		for i := range s.Sidecars {
-			if v := "BENCH_SHARD" + strconv.Itoa(i) + "_ENDPOINT"; !strings.Contains(string(b), v) {
-				t.Errorf("%s: has %d sidecars but does not use %s", s.Path, s.Sidecars, v)
+			if v := "BENCH_SHARD" + strconv.Itoa(i) + "_ENDPOINT"; !strings.Contains(string(b), v) && !strings.Contains(string(b), "${env:"+MembersVariable+"}") {
+				t.Errorf("%s: has %d sidecars but uses neither %s nor %s", s.Path, s.Sidecars, v, MembersVariable)
 			}
 		}
 		vars := []string{"BENCH_OTLP_GRPC_ENDPOINT", "BENCH_OTLP_HTTP_ENDPOINT", "BENCH_SINK_ENDPOINT", "compression: none"}
@@ -129,7 +130,7 @@ func TestLoadScenariosRepository(t *testing.T) {
 		}
 		checkProfilesPipeline(t, s, b)
 	}
-	want := []string{"plain", "fleet16-nowait-linger", "fleet16-nowait-linger0", "fleet16-nowait-linger50", "fleet16-wait", "fleet2-nowait-linger", "fleet2-nowait-linger0", "fleet2-nowait-linger50", "fleet2-wait", "floor", "loadbalancing-traceid",
+	want := []string{"plain", "fleet-nowait-linger0", "fleet-nowait-linger50", "fleet-nowait", "fleet-traceid-nowait", "fleet-traceid-wait", "fleet-wait-linger1", "fleet-wait", "floor", "loadbalancing-traceid",
 		"pdata-divert-nowait", "pdata-divert", "pdata-tee-nowait", "pdata-tee",
 		"plain-samebinary", "predecode-divert-fleet", "predecode-divert-nowait", "predecode-divert-pruned", "predecode-divert-traceid", "predecode-divert", "predecode-tee-nowait", "predecode-tee", "predecode-wirecount"}
 	if !slices.Equal(names, want) {
@@ -235,5 +236,52 @@ func checkProfilesPipeline(t *testing.T, s Scenario, config []byte) {
 		t.Errorf("%s: no profiles pipeline", s.Path)
 	case !reflect.DeepEqual(profiles, traces):
 		t.Errorf("%s: profiles pipeline %v, traces pipeline %v", s.Path, profiles, traces)
+	}
+}
+
+// NAME@N runs a scenario whose endpoints are one list with N sidecars;
+// the baseline and the floor come along; a scenario that lists its
+// endpoints one by one, or a number out of range, is refused by name.
+func TestSelectMembers(t *testing.T) {
+	all, err := LoadScenarios("configs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Select(all, []string{"fleet-nowait@2", "fleet-nowait@32", "predecode-divert"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range got {
+		names = append(names, fmt.Sprintf("%s/%d", s.Name, s.Sidecars))
+	}
+	want := []string{"plain/0", "fleet-nowait@2/2", "fleet-nowait@32/32", "floor/0", "predecode-divert/2"}
+	if !slices.Equal(names, want) {
+		t.Errorf("Select = %v, want %v", names, want)
+	}
+	if got[1].Path != got[2].Path || !strings.HasSuffix(got[1].Path, "fleet-nowait.yaml") {
+		t.Errorf("paths %s, %s: want both fleet-nowait.yaml", got[1].Path, got[2].Path)
+	}
+	for _, tc := range []struct{ name, want string }{
+		{"predecode-divert@4", "lists its endpoints one by one"},
+		{"fleet-nowait@0", "members must be in [1, 64]"},
+		{"fleet-nowait@65", "members must be in [1, 64]"},
+		{"fleet-nowait@x", `"x" is not a number of members`},
+		{"plain@2", "starts no sidecars"},
+		{"nosuch@2", "no nosuch.yaml"},
+		{"nosuch", "no nosuch.yaml"},
+	} {
+		if _, err := Select(all, []string{tc.name}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Select(%s) = %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// The endpoints reach a configuration one by one and as one YAML list.
+func TestEndpointsEnv(t *testing.T) {
+	got := endpointsEnv([]string{"unix:///a.sock", "127.0.0.1:4320"})
+	want := []string{"BENCH_SHARD0_ENDPOINT=unix:///a.sock", "BENCH_SHARD1_ENDPOINT=127.0.0.1:4320", `BENCH_SHARD_ENDPOINTS=["unix:///a.sock", "127.0.0.1:4320"]`}
+	if !slices.Equal(got, want) {
+		t.Errorf("endpointsEnv = %q, want %q", got, want)
 	}
 }

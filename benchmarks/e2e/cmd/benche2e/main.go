@@ -104,16 +104,9 @@ func bench(ctx context.Context, stdout, stderr io.Writer, a benchArgs) error {
 	if err != nil {
 		return err
 	}
-	var scenarios []e2ebench.Scenario
-	for _, s := range all {
-		if len(a.only) == 0 || slices.Contains(a.only, s.Name) || s.Baseline || s.Binary == e2ebench.FloorBinary {
-			scenarios = append(scenarios, s)
-		}
-	}
-	for _, name := range a.only {
-		if !slices.ContainsFunc(all, func(s e2ebench.Scenario) bool { return s.Name == name }) {
-			return fmt.Errorf("-scenarios: no %s.yaml in %s", name, a.configs)
-		}
+	scenarios, err := e2ebench.Select(all, a.only)
+	if err != nil {
+		return fmt.Errorf("%w (scenarios in %s)", err, a.configs)
 	}
 	if err := checkValues(a); err != nil {
 		return err
