@@ -369,33 +369,56 @@ BENCH_E2E_ARGS ?=
 bench-e2e: build $(OCB_STAMP)
 	$(GO) run ./benchmarks/e2e/cmd/benche2e -collector $(COLLECTOR) -sidecar $(SIDECAR) -ocb $(OCB) $(BENCH_E2E_ARGS)
 
-## bench-e2e-sweep: the end-to-end harness at 4 and 16 clients and at 10x10 and 1000x1 resources x items per request (sdk payload), then e2echart: PNG charts and a table (BENCH_E2E_SWEEP_ARGS adds flags)
-# One benche2e run per point of BENCH_E2E_SWEEP_RUNS, each written
-# CLIENTS:RESOURCESxITEMS; the point the two sweeps share (4 clients, 10 x 10)
-# is one run. The runs are sequential and each interleaves
-# only its own rounds, so each carries its own floor and plain: e2echart
-# charts the ratio to the floor beside the absolute CPU. Every run writes
-# NAME.md (the report) and NAME.json (benche2e -json) into
-# BENCH_E2E_SWEEP_DIR; the charts go to BENCH_E2E_SWEEP_CHARTS and the table
-# to BENCH_E2E_SWEEP_DIR/sweep.md. A run with a failed case does not stop the
-# sweep (its JSON holds what did run); the target fails at the end.
+## bench-e2e-sweep: the end-to-end harness swept over clients, request shapes and fleet sizes, then e2echart: PNG charts and tables (BENCH_E2E_SWEEP_PARTS=shapes or fleet runs one part; BENCH_E2E_SWEEP_ARGS adds flags)
+# Part "shapes": one benche2e run per point of BENCH_E2E_SWEEP_RUNS, each
+# written CLIENTS:RESOURCESxITEMS; the point the two sweeps share (4 clients,
+# 10 x 10) is one run. The runs are sequential and each interleaves only its
+# own rounds, so each carries its own floor and plain: e2echart charts the
+# ratio to the floor beside the absolute CPU. Every run writes NAME.md (the
+# report) and NAME.json (benche2e -json) into BENCH_E2E_SWEEP_DIR; the charts
+# go to BENCH_E2E_SWEEP_CHARTS and the table to BENCH_E2E_SWEEP_DIR/sweep.md.
+# Part "fleet" (issue 28): for each of BENCH_E2E_FLEET_CLIENTS one run of
+# every BENCH_E2E_FLEET_SCENARIOS at every BENCH_E2E_FLEET_MEMBERS (NAME@N),
+# so that all fleet sizes, plain and the floor share interleaved rounds;
+# fleet-cC.{md,json}, the charts members-cC_*.png, the table fleet.md. About
+# 20 minutes per clients value on 2 cores. A run with a failed case does not
+# stop the sweep (its JSON holds what did run); the target fails at the end.
+BENCH_E2E_SWEEP_PARTS ?= shapes fleet
 BENCH_E2E_SWEEP_RUNS ?= 4:10x10 16:10x10 4:1000x1
 BENCH_E2E_SWEEP_ARGS ?=
 BENCH_E2E_SWEEP_DIR ?= benchmarks/e2e/results/sweep
 BENCH_E2E_SWEEP_CHARTS ?= benchmarks/charts/e2e
+BENCH_E2E_FLEET_SCENARIOS ?= fleet-nowait fleet-wait fleet-traceid-nowait fleet-traceid-wait
+BENCH_E2E_FLEET_MEMBERS ?= 2 4 8 16 32
+BENCH_E2E_FLEET_CLIENTS ?= 4 32
+BENCH_E2E_FLEET_ARGS ?= -signals traces -rounds 5 -items 1000000
+BENCHE2E = $(GO) run ./benchmarks/e2e/cmd/benche2e -collector $(COLLECTOR) -sidecar $(SIDECAR) -ocb $(OCB)
 .PHONY: bench-e2e-sweep
 bench-e2e-sweep: build $(OCB_STAMP)
 	@mkdir -p $(BENCH_E2E_SWEEP_DIR)
-	@status=0; for point in $(BENCH_E2E_SWEEP_RUNS); do \
-		clients=$${point%%:*}; shape=$${point#*:}; name=c$$clients-r$$shape; \
-		echo "bench-e2e-sweep: $$clients clients, requests of $$shape resources x items -> $(BENCH_E2E_SWEEP_DIR)/$$name.{md,json}"; \
-		$(GO) run ./benchmarks/e2e/cmd/benche2e -collector $(COLLECTOR) -sidecar $(SIDECAR) -ocb $(OCB) \
-			-payload sdk -clients $$clients -resources $${shape%x*} -items-per-resource $${shape#*x} \
-			-out $(BENCH_E2E_SWEEP_DIR)/$$name.md -json $(BENCH_E2E_SWEEP_DIR)/$$name.json $(BENCH_E2E_SWEEP_ARGS) || status=1; \
-	done; \
-	$(GO) run ./benchmarks/e2e/cmd/e2echart -charts $(BENCH_E2E_SWEEP_CHARTS) -md $(BENCH_E2E_SWEEP_DIR)/sweep.md \
-		$(foreach p,$(BENCH_E2E_SWEEP_RUNS),$(BENCH_E2E_SWEEP_DIR)/c$(subst :,-r,$(p)).json) || status=1; \
-	echo "bench-e2e-sweep: $(BENCH_E2E_SWEEP_DIR)/sweep.md, $(BENCH_E2E_SWEEP_CHARTS)/*.png"; \
+	@status=0; \
+	if echo ' $(BENCH_E2E_SWEEP_PARTS) ' | grep -q ' shapes '; then \
+		for point in $(BENCH_E2E_SWEEP_RUNS); do \
+			clients=$${point%%:*}; shape=$${point#*:}; name=c$$clients-r$$shape; \
+			echo "bench-e2e-sweep: $$clients clients, requests of $$shape resources x items -> $(BENCH_E2E_SWEEP_DIR)/$$name.{md,json}"; \
+			$(BENCHE2E) -payload sdk -clients $$clients -resources $${shape%x*} -items-per-resource $${shape#*x} \
+				-out $(BENCH_E2E_SWEEP_DIR)/$$name.md -json $(BENCH_E2E_SWEEP_DIR)/$$name.json $(BENCH_E2E_SWEEP_ARGS) || status=1; \
+		done; \
+		$(GO) run ./benchmarks/e2e/cmd/e2echart -x clients,resources -charts $(BENCH_E2E_SWEEP_CHARTS) -md $(BENCH_E2E_SWEEP_DIR)/sweep.md \
+			$(foreach p,$(BENCH_E2E_SWEEP_RUNS),$(BENCH_E2E_SWEEP_DIR)/c$(subst :,-r,$(p)).json) || status=1; \
+		echo "bench-e2e-sweep: $(BENCH_E2E_SWEEP_DIR)/sweep.md, $(BENCH_E2E_SWEEP_CHARTS)/*.png"; \
+	fi; \
+	if echo ' $(BENCH_E2E_SWEEP_PARTS) ' | grep -q ' fleet '; then \
+		scenarios=$$(for s in $(BENCH_E2E_FLEET_SCENARIOS); do for n in $(BENCH_E2E_FLEET_MEMBERS); do printf '%s@%s,' $$s $$n; done; done); \
+		for clients in $(BENCH_E2E_FLEET_CLIENTS); do \
+			echo "bench-e2e-sweep: fleet sizes $(BENCH_E2E_FLEET_MEMBERS) at $$clients clients -> $(BENCH_E2E_SWEEP_DIR)/fleet-c$$clients.{md,json}"; \
+			$(BENCHE2E) -clients $$clients -scenarios $${scenarios%,} $(BENCH_E2E_FLEET_ARGS) \
+				-out $(BENCH_E2E_SWEEP_DIR)/fleet-c$$clients.md -json $(BENCH_E2E_SWEEP_DIR)/fleet-c$$clients.json $(BENCH_E2E_SWEEP_ARGS) || status=1; \
+		done; \
+		$(GO) run ./benchmarks/e2e/cmd/e2echart -x members -charts $(BENCH_E2E_SWEEP_CHARTS) -md $(BENCH_E2E_SWEEP_DIR)/fleet.md \
+			$(foreach c,$(BENCH_E2E_FLEET_CLIENTS),$(BENCH_E2E_SWEEP_DIR)/fleet-c$(c).json) || status=1; \
+		echo "bench-e2e-sweep: $(BENCH_E2E_SWEEP_DIR)/fleet.md, $(BENCH_E2E_SWEEP_CHARTS)/members-*.png"; \
+	fi; \
 	exit $$status
 
 ## tailsampling-anchor: build the tail-sampling anchor (an upstream v0.161 Collector with tail_sampling and load_balancing) with ocb v0.161.0 into the user cache, once (about 10 minutes of CPU)

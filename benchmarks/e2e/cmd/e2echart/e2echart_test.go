@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -219,7 +220,8 @@ func TestRunErrors(t *testing.T) {
 		want string
 	}{
 		"no output":     {[]string{c4, c4}, "nothing to do"},
-		"one file":      {[]string{"-md", "-", c4}, "at least two"},
+		"no file":       {[]string{"-md", "-"}, "give benche2e -json files"},
+		"one file":      {[]string{"-md", "-", c4}, "no sweep"},
 		"not JSON":      {[]string{"-md", "-", c4, bad}, "report.md"},
 		"no sweep":      {[]string{"-md", "-", c4, other}, "no sweep"},
 		"tiny":          {[]string{"-md", "-", "-width", "100", c4, other}, "400x200"},
@@ -251,4 +253,131 @@ func TestCells(t *testing.T) {
 	if got := growth(&c, &c); got != "1.00" {
 		t.Errorf("growth = %q", got)
 	}
+}
+
+// fleetRun is a run of fleet-nowait and fleet-wait at 2, 4 and 16 members
+// beside plain and the floor, over traces/gRPC: fleet-nowait costs the
+// same at every size, fleet-wait twice as much per round at 16 as at 2.
+func fleetRun(t *testing.T, dir string) string { return fleetRunAt(t, dir, 4) }
+
+func fleetRunAt(t *testing.T, dir string, clients int) string {
+	r := results(clients, 10, 10, "small", 2)
+	r.Cases = slices.DeleteFunc(r.Cases, func(c e2ebench.CaseResults) bool { return c.Scenario == "predecode-divert" })
+	for _, n := range []int{2, 4, 16} {
+		r.Cases = append(r.Cases, caseOf(fmt.Sprintf("fleet-nowait@%d", n), "traces", "grpc", 1, 1.5, 1))
+		c := caseOf(fmt.Sprintf("fleet-wait@%d", n), "traces", "grpc", 1, 2, 1)
+		f := map[int]float64{2: 1, 4: 1.5, 16: 2}[n]
+		for i := range c.Rounds {
+			c.Rounds[i].CPUTotal *= f
+		}
+		c.Median.CPUTotal *= f
+		c.CPUTotalMin *= f
+		c.CPUTotalMax *= f
+		c.Median.LatencyP99Ms = 3
+		r.Cases = append(r.Cases, c)
+	}
+	name := "fleet.json"
+	if clients != 4 {
+		name = fmt.Sprintf("fleet-c%d.json", clients)
+	}
+	return writeRun(t, dir, name, r)
+}
+
+// Two fleet runs at 4 and 32 clients are also a clients sweep; -x members
+// charts only their members, one set per run.
+func TestFleetRunsChartedByMembersOnly(t *testing.T) {
+	dir := t.TempDir()
+	a, b := fleetRunAt(t, dir, 4), fleetRunAt(t, dir, 32)
+	charts := filepath.Join(dir, "charts")
+	if err := run([]string{"-x", "members", "-charts", charts, a, b}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(charts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		files = append(files, e.Name())
+	}
+	want := []string{"members-c32_traces-grpc_cpu.png", "members-c32_traces-grpc_vs-floor.png", "members-c4_traces-grpc_cpu.png", "members-c4_traces-grpc_vs-floor.png"}
+	if !slices.Equal(files, want) {
+		t.Errorf("charts %v, want %v", files, want)
+	}
+}
+
+func TestFleetSweepTableAndCharts(t *testing.T) {
+	dir := t.TempDir()
+	run1 := fleetRun(t, dir)
+	charts := filepath.Join(dir, "charts")
+	var md bytes.Buffer
+	if err := run([]string{"-charts", charts, "-md", "-", run1}, &md, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	for _, want := range []string{
+		"### members sweep: 4 clients, 10 x 10 items per request, small payload (fleet.json)",
+		"| scenario | 2: CPU | × 2 | p99 | 4: CPU | × 2 | p99 | 16: CPU | × 2 | p99 |",
+		"| fleet-nowait | 1.25 (1.00–1.50) | 1.00x (1.00–1.00) | – | 1.25 (1.00–1.50) | 1.00x (1.00–1.00) | – | 1.25 (1.00–1.50) | 1.00x (1.00–1.00) | – |",
+		"| fleet-wait | 1.50 (1.00–2.00) | 1.00x (1.00–1.00) | 3.00 | 2.25 (1.50–3.00) | 1.50x (1.50–1.50) | 3.00 | 3.00 (2.00–4.00) | 2.00x (2.00–2.00) | 3.00 |",
+		"| plain (no members) | 3.00 (2.50–3.50) |",
+		"| floor (no members) | 1.00 (0.90–1.10) |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "logs http") {
+		t.Errorf("a panel without a members scenario was written:\n%s", out)
+	}
+	entries, err := os.ReadDir(charts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		files = append(files, e.Name())
+	}
+	want := []string{"members-c4_traces-grpc_cpu.png", "members-c4_traces-grpc_vs-floor.png"}
+	if !slices.Equal(files, want) {
+		t.Errorf("charts %v, want %v", files, want)
+	}
+	sweeps := findFleetSweeps([]benchRun{{file: run1, res: mustRead(t, run1)}})
+	if len(sweeps) != 1 || !slices.Equal(sweeps[0].members, []int{2, 4, 16}) || !slices.Equal(sweeps[0].bases, []string{"fleet-nowait", "fleet-wait"}) {
+		t.Fatalf("fleet sweeps %+v", sweeps)
+	}
+	cs := buildFleetCharts(sweeps[0])
+	var labels []string
+	for _, s := range cs[0].chart.Series {
+		labels = append(labels, fmt.Sprintf("%s/%d", s.Label, len(s.Points)))
+	}
+	if w := []string{"fleet-nowait/3", "fleet-wait/3", "plain/2", "floor/2"}; !slices.Equal(labels, w) {
+		t.Errorf("series %v, want %v", labels, w)
+	}
+	if p := cs[0].chart.Series[3].Points; p[0].X != 2 || p[1].X != 16 || p[0].Y != 1 {
+		t.Errorf("floor drawn at %+v, want flat at 1 from 2 to 16 members", p)
+	}
+}
+
+func TestMemberOf(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		base string
+		n    int
+		ok   bool
+	}{{"fleet@16", "fleet", 16, true}, {"fleet", "", 0, false}, {"fleet@x", "fleet", 0, false}} {
+		base, n, ok := memberOf(tc.in)
+		if ok != tc.ok || (ok && (base != tc.base || n != tc.n)) {
+			t.Errorf("memberOf(%q) = %q, %d, %v", tc.in, base, n, ok)
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) e2ebench.Results {
+	t.Helper()
+	r, err := readRun(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.res
 }

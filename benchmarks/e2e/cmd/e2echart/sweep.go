@@ -15,6 +15,9 @@ import (
 const (
 	keyClients   = "clients"
 	keyResources = "resources"
+	// keyMembers sweeps the members of a fleet: scenarios NAME@N within
+	// one run (fleetSweep), not runs.
+	keyMembers = "members"
 )
 
 var sweepKeys = []string{keyClients, keyResources}
@@ -74,7 +77,7 @@ func findSweeps(runs []benchRun, keys []string) ([]sweep, error) {
 	var out []sweep
 	for _, key := range keys {
 		if !slices.Contains(sweepKeys, key) {
-			return nil, fmt.Errorf("unknown sweep key %q (want %s)", key, strings.Join(sweepKeys, " or "))
+			return nil, fmt.Errorf("unknown sweep key %q (want %s or %s)", key, strings.Join(sweepKeys, ", "), keyMembers)
 		}
 		groups := map[string][]benchRun{}
 		var order []string
