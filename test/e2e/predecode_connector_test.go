@@ -6,17 +6,11 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-
-	"github.com/otelcol-sdp/otelcol-sdp/internal/demo"
-	"github.com/otelcol-sdp/otelcol-sdp/test/testbin"
 )
 
 // connectorConfig: otlp runs wirecount's and sdpshard's stages for traces/in,
@@ -67,26 +61,10 @@ func TestConnectorFedPipelineProcessesLikeAnyReceiver(t *testing.T) {
 	dir := t.TempDir()
 	sink := startSink(t)
 	vars := map[string]string{"sink": sink.url}
-	addrs := map[string]string{}
-	for _, k := range []string{"grpc", "http", "plain_grpc", "plain_http", "health"} {
-		addrs[k] = freePort(t)
-		vars[k] = addrs[k]
-	}
-	metrics := freePort(t)
-	vars["metrics_port"] = metrics[strings.LastIndexByte(metrics, ':')+1:]
-	metricsURL := "http://" + metrics + "/metrics"
 	var sidecarOut string
 	vars["sidecar"], sidecarOut, _ = startSidecar(t, dir, "sidecar")
-	cfg := connectorConfig
-	for k, v := range vars {
-		cfg = strings.ReplaceAll(cfg, "{{"+k+"}}", v)
-	}
-	path := filepath.Join(dir, "collector.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	startProc(t, dir, "collector", testbin.Path(t, testbin.CollectorEnv), "--config", path)
-	eventually(t, 60*time.Second, func() error { return demo.CheckHealth("http://" + addrs["health"] + "/") })
+	c := startCollectorFrom(t, dir, "collector", connectorConfig, vars, nil, "grpc", "http", "plain_grpc", "plain_http")
+	addrs, metricsURL := c.addrs, c.metricsURL
 
 	staged := batchesFor("staged") // gRPC, HTTP protobuf (the stage) and JSON (pdata)
 	plain := batchesFor("plain")

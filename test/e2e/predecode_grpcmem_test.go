@@ -8,9 +8,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,9 +19,6 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-
-	"github.com/otelcol-sdp/otelcol-sdp/internal/demo"
-	"github.com/otelcol-sdp/otelcol-sdp/test/testbin"
 )
 
 // grpcMemConfig is the pre-decode gateway behind contrib's bearer token
@@ -132,24 +126,9 @@ func heapAfterGC(t *testing.T, pprofURL, metricsURL string) float64 {
 func TestPreDecodeGRPCMemoryReturns(t *testing.T) {
 	dir := t.TempDir()
 	sidecar, _, _ := startSidecar(t, dir, "sidecar")
-	vars := map[string]string{"sidecar": sidecar}
-	for _, k := range []string{"grpc", "health", "pprof"} {
-		vars[k] = freePort(t)
-	}
-	metrics := freePort(t)
-	vars["metrics_port"] = metrics[strings.LastIndexByte(metrics, ':')+1:]
-	metricsURL := "http://" + metrics + "/metrics"
+	c := startCollectorFrom(t, dir, "collector", grpcMemConfig, map[string]string{"sidecar": sidecar}, nil, "grpc", "pprof")
+	vars, metricsURL := c.addrs, c.metricsURL
 	pprofURL := "http://" + vars["pprof"]
-	cfg := grpcMemConfig
-	for k, v := range vars {
-		cfg = strings.ReplaceAll(cfg, "{{"+k+"}}", v)
-	}
-	path := filepath.Join(dir, "collector.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	startProc(t, dir, "collector", testbin.Path(t, testbin.CollectorEnv), "--config", path)
-	eventually(t, 60*time.Second, func() error { return demo.CheckHealth("http://" + vars["health"] + "/") })
 
 	conn, err := grpc.NewClient(vars["grpc"], grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

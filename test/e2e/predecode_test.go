@@ -27,7 +27,6 @@ import (
 	grpcgzip "google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/status"
 
-	"github.com/otelcol-sdp/otelcol-sdp/internal/demo"
 	"github.com/otelcol-sdp/otelcol-sdp/test/testbin"
 )
 
@@ -111,15 +110,8 @@ type predecode struct {
 
 func startPredecode(t *testing.T) *predecode {
 	dir := t.TempDir()
-	p := &predecode{addrs: map[string]string{}, sink: startSink(t)}
+	p := &predecode{sink: startSink(t)}
 	vars := map[string]string{"sink": p.sink.url}
-	for _, k := range []string{"divert_grpc", "divert_http", "tee_grpc", "tee_http", "plain_grpc", "plain_http", "stall_grpc", "stall_http", "health"} {
-		p.addrs[k] = freePort(t)
-		vars[k] = p.addrs[k]
-	}
-	metrics := freePort(t)
-	vars["metrics_port"] = metrics[strings.LastIndexByte(metrics, ':')+1:]
-	p.metricsURL = "http://" + metrics + "/metrics"
 	for i := range 2 {
 		ep, out, _ := startSidecar(t, dir, fmt.Sprintf("sidecar-a%d", i))
 		vars[fmt.Sprintf("sidecar_a%d", i)] = ep
@@ -127,16 +119,9 @@ func startPredecode(t *testing.T) *predecode {
 	}
 	vars["sidecar_b"], p.sidecarB, _ = startSidecar(t, dir, "sidecar-b")
 	vars["sidecar_c"], p.sidecarC, p.stalled = startSidecar(t, dir, "sidecar-c")
-	cfg := predecodeConfig
-	for k, v := range vars {
-		cfg = strings.ReplaceAll(cfg, "{{"+k+"}}", v)
-	}
-	path := filepath.Join(dir, "collector.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	startProc(t, dir, "collector", testbin.Path(t, testbin.CollectorEnv), "--config", path)
-	eventually(t, 60*time.Second, func() error { return demo.CheckHealth("http://" + p.addrs["health"] + "/") })
+	c := startCollectorFrom(t, dir, "collector", predecodeConfig, vars, nil,
+		"divert_grpc", "divert_http", "tee_grpc", "tee_http", "plain_grpc", "plain_http", "stall_grpc", "stall_http")
+	p.addrs, p.metricsURL = c.addrs, c.metricsURL
 	return p
 }
 

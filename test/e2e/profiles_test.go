@@ -23,7 +23,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/otelcol-sdp/otelcol-sdp/internal/demo"
 	"github.com/otelcol-sdp/otelcol-sdp/internal/profilestest"
 	"github.com/otelcol-sdp/otelcol-sdp/test/testbin"
 )
@@ -86,37 +85,6 @@ service:
     profiles: {receivers: [otlp], processors: [wirecount/received], exporters: [debug]}
 `
 
-// collectorAt is a started Collector's addresses.
-type collectorAt struct {
-	addrs      map[string]string
-	metricsURL string
-}
-
-// startProfilesCollector starts the distribution with the profiles gate on
-// a configuration whose {{name}} placeholders take vars and a free address
-// for each of listen.
-func startProfilesCollector(t *testing.T, dir, name, config string, vars map[string]string, listen ...string) collectorAt {
-	t.Helper()
-	c := collectorAt{addrs: map[string]string{}}
-	for _, k := range append(listen, "health") {
-		c.addrs[k] = freePort(t)
-		config = strings.ReplaceAll(config, "{{"+k+"}}", c.addrs[k])
-	}
-	metrics := freePort(t)
-	config = strings.ReplaceAll(config, "{{metrics_port}}", metrics[strings.LastIndexByte(metrics, ':')+1:])
-	c.metricsURL = "http://" + metrics + "/metrics"
-	for k, v := range vars {
-		config = strings.ReplaceAll(config, "{{"+k+"}}", v)
-	}
-	path := filepath.Join(dir, name+".yaml")
-	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	startProc(t, dir, name, testbin.Path(t, testbin.CollectorEnv), "--config", path, profilesGate)
-	eventually(t, 60*time.Second, func() error { return demo.CheckHealth("http://" + c.addrs["health"] + "/") })
-	return c
-}
-
 // profilesRequest is a request of n resources of service prefix-i and
 // tenant t-(i%2) sharing one dictionary.
 func profilesRequest(seed uint64, prefix string, n int) pprofile.Profiles {
@@ -132,7 +100,7 @@ func profilesRequest(seed uint64, prefix string, n int) pprofile.Profiles {
 
 func TestProfilesAreCountedDivertedAndForwarded(t *testing.T) {
 	dir := t.TempDir()
-	downstream := startProfilesCollector(t, dir, "downstream", profilesDownstreamConfig, nil, "grpc")
+	downstream := startCollectorFrom(t, dir, "downstream", profilesDownstreamConfig, nil, []string{profilesGate}, "grpc")
 	forwardSock := "unix://" + filepath.Join(dir, "forward.sock")
 	startProc(t, dir, "sidecar-forward", testbin.Path(t, testbin.SidecarEnv),
 		"-listen", forwardSock, "-mode", "forward", "-forward-endpoint", downstream.addrs["grpc"])
@@ -164,7 +132,7 @@ func TestProfilesAreCountedDivertedAndForwarded(t *testing.T) {
 		vars[fmt.Sprintf("file%d", i)] = "unix://" + socket
 		fileDirs, statsFiles = append(fileDirs, out), append(statsFiles, stats)
 	}
-	gw := startProfilesCollector(t, dir, "gateway", profilesGatewayConfig, vars, "grpc", "http")
+	gw := startCollectorFrom(t, dir, "gateway", profilesGatewayConfig, vars, []string{profilesGate}, "grpc", "http")
 
 	// Two requests over gRPC (pdata's profiles client) and two over HTTP.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
