@@ -256,3 +256,35 @@ func TestProfilesReferencePastTheTableTwoArraysDeep(t *testing.T) {
 		}
 	}
 }
+
+// A kvlist value whose entries are keyed by reference hashes as the same
+// kvlist written inline in a traces resource: its entries and their number
+// are part of the hash (a count off by any amount changes it).
+func TestProfilesKvlistByReferenceHashesAsInline(t *testing.T) {
+	dict := bytes.Join([][]byte{msg(5, nil), msg(5, []byte("k")), msg(5, []byte("j")), msg(7, nil)}, nil)
+	entry := func(key []byte, value string) []byte {
+		return msg(1, key, msg(2, msg(1, []byte(value))))
+	}
+	byRef := msg(2, msg(6, entry(varintField(3, 1), "v"), entry(varintField(3, 2), "w")))
+	inline := msg(2, msg(6, entry(msg(1, []byte("k")), "v"), entry(msg(1, []byte("j")), "w")))
+	_, profiles := onlyResource(t, bytes.Join([][]byte{varintField(3, 1), byRef}, nil), dict)
+	var traces Resource
+	for rd, err := range NewRequest(SignalTraces, msg(1, msg(1, msg(1, msg(1, []byte("k")), inline)))).Resources() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if traces, err = rd.Resource(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ver := range []HashVersion{HashV1, HashV2} {
+		want, err := traces.HashWith(ver)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := profiles.HashWith(ver)
+		if err != nil || got != want {
+			t.Errorf("hash v%d of the kvlist by reference = %#x, %v; inline %#x", ver, got, err, want)
+		}
+	}
+}
