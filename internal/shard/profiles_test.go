@@ -166,6 +166,26 @@ func TestRoutePrunedProfilesDictionaries(t *testing.T) {
 	if pruned.Bytes >= whole.Bytes {
 		t.Errorf("pruned frames hold %d bytes, the whole dictionary's %d", pruned.Bytes, whole.Bytes)
 	}
+	if pruned.Resources != 6 {
+		t.Errorf("pruned: %d resources counted, want 6", pruned.Resources)
+	}
+	// A limit of exactly the largest pruned request still frames every
+	// resource whole, pruned.
+	largest := 0
+	scratch := new(otlpwire.PruneScratch)
+	for rd, err := range otlpwire.NewRequest(otlpwire.SignalProfiles, b).Resources() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := otlpwire.AppendRequestPruned(nil, rd, scratch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		largest = max(largest, len(req))
+	}
+	if exact := route(true, largest); exact.Frames != pruned.Frames || exact.Bytes != pruned.Bytes {
+		t.Errorf("limit at the largest pruned request (%d bytes): %d frames of %d bytes, want %d of %d", largest, exact.Frames, exact.Bytes, pruned.Frames, pruned.Bytes)
+	}
 	for _, fs := range pruned.ByShard {
 		for _, fr := range fs {
 			if cap(fr.Bytes) != len(fr.Bytes) {

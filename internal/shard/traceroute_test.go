@@ -151,6 +151,31 @@ func TestRouteByTraceIDSplitsLargePartsAndRoutesMetricsByResource(t *testing.T) 
 		t.Fatalf("%d spans in %d frames, want %d spans cut into more than 6 frames", total, f.Frames, td.SpanCount())
 	}
 
+	// A limit of exactly the largest part frames every part whole.
+	whole, err := NewRouter(RouterSettings{Shards: 3, MaxFrameBytes: 1_000_000, HashVersion: otlpwire.HashV2, ByTraceID: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all Frames
+	if err := whole.RouteTo(req, members, &all); err != nil {
+		t.Fatal(err)
+	}
+	largest := 0
+	for _, d := range decodeAll(t, &all) {
+		largest = max(largest, len(d.frame.OTLP))
+	}
+	exact, err := NewRouter(RouterSettings{Shards: 3, MaxFrameBytes: largest, HashVersion: otlpwire.HashV2, ByTraceID: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at Frames
+	if err := exact.RouteTo(req, members, &at); err != nil {
+		t.Fatal(err)
+	}
+	if at.Frames != all.Frames || at.Bytes != all.Bytes {
+		t.Errorf("limit at the largest part (%d bytes): %d frames of %d bytes, want %d of %d", largest, at.Frames, at.Bytes, all.Frames, all.Bytes)
+	}
+
 	// Logs by trace id, records without one by resource.
 	ld := plog.NewLogs()
 	rl := ld.ResourceLogs().AppendEmpty()
