@@ -72,7 +72,8 @@ func newTestReader(t *testing.T, conn net.Conn) (*frameReader, *Server) {
 	srv.mu.Lock()
 	srv.initLocked()
 	srv.mu.Unlock()
-	r := &frameReader{s: srv, conn: conn, st: &connState{}, max: srv.maxFrameBytes() - sdp.HeaderSize}
+	in, _ := rawIO(conn)
+	r := &frameReader{s: srv, conn: conn, in: in, st: &connState{}, max: srv.maxFrameBytes() - sdp.HeaderSize}
 	t.Cleanup(r.close)
 	return r, srv
 }
