@@ -292,14 +292,7 @@ func TestFleetRunsChartedByMembersOnly(t *testing.T) {
 	if err := run([]string{"-x", "members", "-charts", charts, a, b}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	entries, err := os.ReadDir(charts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []string
-	for _, e := range entries {
-		files = append(files, e.Name())
-	}
+	files := chartFiles(t, charts)
 	want := []string{"members-c32_traces-grpc_cpu.png", "members-c32_traces-grpc_vs-floor.png", "members-c4_traces-grpc_cpu.png", "members-c4_traces-grpc_vs-floor.png"}
 	if !slices.Equal(files, want) {
 		t.Errorf("charts %v, want %v", files, want)
@@ -330,14 +323,7 @@ func TestFleetSweepTableAndCharts(t *testing.T) {
 	if strings.Contains(out, "logs http") {
 		t.Errorf("a panel without a members scenario was written:\n%s", out)
 	}
-	entries, err := os.ReadDir(charts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []string
-	for _, e := range entries {
-		files = append(files, e.Name())
-	}
+	files := chartFiles(t, charts)
 	want := []string{"members-c4_traces-grpc_cpu.png", "members-c4_traces-grpc_vs-floor.png"}
 	if !slices.Equal(files, want) {
 		t.Errorf("charts %v, want %v", files, want)
@@ -380,4 +366,18 @@ func mustRead(t *testing.T, path string) e2ebench.Results {
 		t.Fatal(err)
 	}
 	return r.res
+}
+
+// chartFiles lists the files e2echart wrote into dir.
+func chartFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		files = append(files, e.Name())
+	}
+	return files
 }
