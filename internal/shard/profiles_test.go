@@ -98,16 +98,7 @@ func TestRouteProfilesWithTheirDictionary(t *testing.T) {
 func TestRouteSplitsLargeProfilesResources(t *testing.T) {
 	pd := profilestest.Generate(2, profilesShape)
 	b := profilestest.Marshal(pd)
-	var dict int
-	for rd, err := range otlpwire.NewRequest(otlpwire.SignalProfiles, b).Resources() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		dict = otlpwire.RequestSize(rd) - len(rd.Bytes())
-		break
-	}
-	// Room for the dictionary and about one profile of the 24.
-	limit := dict + (len(b)-dict)/20
+	limit := oneProfileLimit(t, b)
 	r, err := NewRouter(RouterSettings{Shards: 2, MaxFrameBytes: limit, HashVersion: otlpwire.HashV2, ByTraceID: true})
 	if err != nil {
 		t.Fatal(err)
@@ -195,18 +186,25 @@ func TestRoutePrunedProfilesDictionaries(t *testing.T) {
 	}
 	// Too small for any pruned request: every resource is cut, with the
 	// whole dictionary in each chunk, as without pruning.
-	var dict int
-	for rd, err := range otlpwire.NewRequest(otlpwire.SignalProfiles, b).Resources() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		dict = otlpwire.RequestSize(rd) - len(rd.Bytes())
-		break
-	}
-	limit := dict + (len(b)-dict)/20
+	limit := oneProfileLimit(t, b)
 	cut, cutWhole := route(true, limit), route(false, limit)
 	checkProfileFrames(t, cut, b)
 	if cut.Frames != cutWhole.Frames || cut.Bytes != cutWhole.Bytes {
 		t.Errorf("cut with pruning on: %d frames of %d bytes, without: %d of %d", cut.Frames, cut.Bytes, cutWhole.Frames, cutWhole.Bytes)
 	}
+}
+
+// oneProfileLimit is a MaxFrameBytes with room for the dictionary of the
+// profiles request b and about one of its 24 profiles.
+func oneProfileLimit(t *testing.T, b []byte) int {
+	t.Helper()
+	for rd, err := range otlpwire.NewRequest(otlpwire.SignalProfiles, b).Resources() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		dict := otlpwire.RequestSize(rd) - len(rd.Bytes())
+		return dict + (len(b)-dict)/20
+	}
+	t.Fatal("no resource")
+	return 0
 }
