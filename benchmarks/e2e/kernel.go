@@ -45,7 +45,7 @@ func medianKernel(ks []KernelFigures) *KernelFigures {
 		for i, k := range ks {
 			xs[i] = f(k)
 		}
-		return median(xs)
+		return Median(xs)
 	}
 	per := func(side func(KernelFigures) PerRequest) PerRequest {
 		return PerRequest{

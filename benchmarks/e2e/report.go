@@ -73,9 +73,9 @@ type Failure struct {
 	Err   error
 }
 
-// median returns the median of xs (the mean of the middle two for an even
+// Median returns the median of xs (the mean of the middle two for an even
 // count); 0 for none. xs is not modified.
-func median(xs []float64) float64 {
+func Median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
@@ -138,11 +138,11 @@ func Aggregate(ms []Measurement, scenarios []string, baseline, floor string) []R
 				}
 				rows = append(rows, Row{
 					Scenario: scenario, Signal: signal, Protocol: protocol, Rounds: len(g),
-					ItemsPerSec: median(rate), CPUCollector: median(coll), CPUSidecars: median(side),
-					CPUTotal: median(total), CPUTotalMin: slices.Min(total), CPUTotalMax: slices.Max(total),
-					PeakRSSMB: median(rss), SidecarsRSSMB: median(sideRSS),
-					PeakAnonMB: median(anon), SidecarsAnonMB: median(sideAnon),
-					LatencyP50Ms: median(p50), LatencyP99Ms: median(p99), LatencyP99MaxMs: slices.Max(p99),
+					ItemsPerSec: Median(rate), CPUCollector: Median(coll), CPUSidecars: Median(side),
+					CPUTotal: Median(total), CPUTotalMin: slices.Min(total), CPUTotalMax: slices.Max(total),
+					PeakRSSMB: Median(rss), SidecarsRSSMB: Median(sideRSS),
+					PeakAnonMB: Median(anon), SidecarsAnonMB: Median(sideAnon),
+					LatencyP50Ms: Median(p50), LatencyP99Ms: Median(p99), LatencyP99MaxMs: slices.Max(p99),
 					StartupExcluded: excluded, totals: total, Kernel: medianKernel(kernel),
 				})
 			}

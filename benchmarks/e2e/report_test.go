@@ -25,8 +25,8 @@ func TestMedian(t *testing.T) {
 		{[]float64{5, 5, 1, 100, 5}, 5},
 	} {
 		in := append([]float64(nil), tc.in...)
-		if got := median(in); got != tc.want {
-			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+		if got := Median(in); got != tc.want {
+			t.Errorf("Median(%v) = %v, want %v", tc.in, got, tc.want)
 		}
 		for i := range in {
 			if in[i] != tc.in[i] {

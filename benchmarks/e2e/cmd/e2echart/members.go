@@ -3,7 +3,6 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -207,13 +206,7 @@ func pairedRatio(c, ref *e2ebench.CaseResults) string {
 	if len(ratios) == 0 {
 		return "–"
 	}
-	slices.SortFunc(ratios, cmp.Compare)
-	mid := len(ratios) / 2
-	median := ratios[mid]
-	if len(ratios)%2 == 0 {
-		median = (ratios[mid-1] + ratios[mid]) / 2
-	}
-	return fmt.Sprintf("%.2fx (%.2f–%.2f)", median, ratios[0], ratios[len(ratios)-1])
+	return fmt.Sprintf("%.2fx (%.2f–%.2f)", e2ebench.Median(ratios), slices.Min(ratios), slices.Max(ratios))
 }
 
 func p99Cell(c *e2ebench.CaseResults) string {
