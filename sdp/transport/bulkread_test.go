@@ -72,8 +72,7 @@ func newTestReader(t *testing.T, conn net.Conn) (*frameReader, *Server) {
 	srv.mu.Lock()
 	srv.initLocked()
 	srv.mu.Unlock()
-	in, _ := rawIO(conn)
-	r := &frameReader{s: srv, conn: conn, in: in, st: &connState{}, max: srv.maxFrameBytes() - sdp.HeaderSize}
+	r := &frameReader{s: srv, conn: conn, st: &connState{}, max: srv.maxFrameBytes() - sdp.HeaderSize}
 	t.Cleanup(r.close)
 	return r, srv
 }

@@ -90,7 +90,36 @@ func (c *Client) dial() (net.Conn, error) {
 		return d.DialContext(ctx, c.network, c.address)
 	}
 	var d net.Dialer
-	return d.DialContext(ctx, c.network, c.address)
+	conn, err := d.DialContext(ctx, c.network, c.address)
+	if err != nil {
+		return nil, err
+	}
+	return takeSocket(conn), nil
+}
+
+// vectorWriter is a connection that writes many buffers in one system
+// call: sockConn. net.Buffers.WriteTo does so only for the runtime's own
+// sockets.
+type vectorWriter interface {
+	writeBuffers(bufs [][]byte) (int64, error)
+}
+
+// writeBuffers writes bufs to conn in order, in one system call where conn
+// can. It may consume bufs.
+func writeBuffers(conn net.Conn, bufs net.Buffers) error {
+	if vw, ok := conn.(vectorWriter); ok {
+		_, err := vw.writeBuffers(bufs)
+		return err
+	}
+	return writeBuffersTo(conn, bufs)
+}
+
+// writeBuffersTo is writeBuffers for other connections. It is a function
+// of its own because bufs escapes to the heap in it: in writeBuffers it
+// would cost an allocation on every write, the vectorWriter's too.
+func writeBuffersTo(conn net.Conn, bufs net.Buffers) error {
+	_, err := bufs.WriteTo(conn)
+	return err
 }
 
 var errAckTimeout = errors.New("no Ack progress within the ack timeout")
@@ -237,7 +266,9 @@ func (c *Client) writeLoop(conn net.Conn, readerDone <-chan struct{}) error {
 			if err := conn.SetWriteDeadline(time.Now().Add(c.set.WriteTimeout)); err != nil {
 				return err
 			}
-			if _, err := bufs.WriteTo(conn); err != nil {
+			err := writeBuffers(conn, bufs)
+			clear(bufs) // the frames may be released before the next write
+			if err != nil {
 				return fmt.Errorf("writing frames: %w", err)
 			}
 			// The reader parks frames Acked before this point; the two

@@ -54,7 +54,6 @@ const (
 type frameReader struct {
 	s    *Server
 	conn net.Conn
-	in   io.Reader // conn's bytes: rawIO's reader
 	st   *connState
 	max  int // payload limit
 	buf  *frameBuf
@@ -123,7 +122,7 @@ func (r *frameReader) next(idle, frameTimeout time.Duration) (sdp.Header, []byte
 		if err := r.setDeadline(deadline); err != nil {
 			return sdp.Header{}, nil, err
 		}
-		n, err := r.in.Read(space[r.end:])
+		n, err := r.conn.Read(space[r.end:])
 		r.end += n
 		if n > 0 || err == nil {
 			// An error that came with bytes comes again on the next read.
@@ -161,7 +160,7 @@ func (r *frameReader) large(h sdp.Header, frameDeadline time.Time, frameTimeout 
 	r.start, r.end = 0, 0
 	free := min(n, FreeFrameBytes)
 	r.used = free
-	if _, err := io.ReadFull(r.in, r.buf.bytes(free)[got:]); err != nil {
+	if _, err := io.ReadFull(r.conn, r.buf.bytes(free)[got:]); err != nil {
 		return sdp.Header{}, nil, readFailure(unexpectedEnd(err, "frame payload"), connFrameTimeout, "reading a frame")
 	}
 	got = free
@@ -173,7 +172,7 @@ func (r *frameReader) large(h sdp.Header, frameDeadline time.Time, frameTimeout 
 			return sdp.Header{}, nil, err
 		}
 		r.used = got + step
-		if _, err := io.ReadFull(r.in, r.buf.bytes(got + step)[got:]); err != nil {
+		if _, err := io.ReadFull(r.conn, r.buf.bytes(got + step)[got:]); err != nil {
 			return sdp.Header{}, nil, readFailure(unexpectedEnd(err, "frame payload"), connFrameTimeout, "reading a frame")
 		}
 		got += step

@@ -206,10 +206,9 @@ func (s *Server) serveFrames(conn net.Conn, log **slog.Logger) error {
 	if st == nil {
 		return errEvicted
 	}
-	in, w := rawIO(conn)
-	r := &frameReader{s: s, conn: conn, in: in, st: st, max: s.maxFrameBytes() - sdp.HeaderSize}
+	r := &frameReader{s: s, conn: conn, st: st, max: s.maxFrameBytes() - sdp.HeaderSize}
 	defer r.close()
-	out := bufio.NewWriterSize(w, 4<<10)
+	out := bufio.NewWriterSize(conn, 4<<10)
 	syncer, _ := s.Handler.(Syncer)
 	var (
 		pending []pendingAck

@@ -284,6 +284,7 @@ func (s *Server) Serve(l net.Listener) error {
 			continue
 		}
 		pause = 0
+		conn = takeSocket(conn)
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
