@@ -61,6 +61,16 @@
 // tls.RequireAndVerifyClientCert with a CA pool so that only clients with a
 // certificate from that CA can deliver frames.
 //
+// # Sockets on Linux
+//
+// On Linux the client and the server wait on plain unix and TCP sockets
+// through an epoll set of their own that asks for input only, instead of
+// the Go runtime's, which asks for output as well: a unix socket signals
+// room to write each time its peer reads, and so woke a sleeping sidecar
+// once more for every Ack the client read. Each such connection holds two
+// more file descriptors (three while a write waits for room). TLS
+// connections and other platforms use the runtime's connections.
+//
 // # Stability
 //
 // Stable (used by otelcol-sdp's sdpshard processor and reference sidecar;
