@@ -83,7 +83,7 @@ func takeSocket(conn net.Conn) net.Conn {
 }
 
 // newEpollFile returns a non-blocking epoll set holding fd for events, as
-// a file of the runtime's poller; events nil makes an empty set.
+// a file of the runtime's poller; events 0 makes an empty set (fd unused).
 func newEpollFile(fd int, events uint32, name string) (*os.File, error) {
 	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
