@@ -130,7 +130,7 @@ func TestLoadScenariosRepository(t *testing.T) {
 		}
 		checkProfilesPipeline(t, s, b)
 	}
-	want := []string{"plain", "fleet-nowait-linger0", "fleet-nowait-linger50", "fleet-nowait", "fleet-traceid-nowait", "fleet-traceid", "fleet-wait-linger1", "fleet", "floor", "loadbalancing-traceid",
+	want := []string{"plain", "fleet-nowait-linger0", "fleet-nowait-linger20", "fleet-nowait-linger50", "fleet-nowait", "fleet-traceid-nowait", "fleet-traceid", "fleet-wait-linger1", "fleet", "floor", "loadbalancing-traceid",
 		"pdata-divert-nowait", "pdata-divert", "pdata-tee-nowait", "pdata-tee",
 		"plain-samebinary", "predecode-divert-fleet", "predecode-divert-nowait", "predecode-divert-pruned", "predecode-divert-traceid", "predecode-divert", "predecode-tee-nowait", "predecode-tee", "predecode-wirecount"}
 	if !slices.Equal(names, want) {
